@@ -1,0 +1,58 @@
+# Trace + Viano on modelgate. `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+# llama-cpp-python ships only as source on PyPI; this keeps its build to the server part.
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+
+.DEFAULT_GOAL := help
+.PHONY: help setup browser demo demo-viano test lint typecheck pytest bench lock clean
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements.lock
+	$(PIP) install --quiet --no-deps -e .
+	touch $@
+
+setup: $(VENV)/.installed ## Create .venv and install the pinned dependencies (requirements.lock)
+
+browser: ## Install Debian's chromium for the browser tests when it is missing
+	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+demo: setup ## Run the main job on embedded defaults (SQLite, local model, no key)
+	$(VENV)/bin/trace demo
+
+demo-viano: setup ## Import, build and interpret a real bug report with the local model
+	$(VENV)/bin/viano demo
+
+lint: setup ## ruff
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+
+typecheck: setup ## mypy (strict for modelgate)
+	$(VENV)/bin/mypy
+
+pytest: setup browser ## pytest
+	$(VENV)/bin/pytest -q
+
+test: setup browser ## Every check: ruff, mypy, pytest
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/mypy
+	$(VENV)/bin/pytest -q
+
+bench: setup ## Run the benchmarks in bench/ (each prints a ratio to a baseline)
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+lock: ## Re-pin requirements.lock from pyproject.toml (needs the registries)
+	$(VENV)/bin/pip-compile --quiet --strip-extras --extra dev --extra litellm --extra local-model -o requirements.lock pyproject.toml
+
+clean: ## Remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

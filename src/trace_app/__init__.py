@@ -1,0 +1,1 @@
+"""Trace: disaster people-tracing with report investigation."""

@@ -1,0 +1,1 @@
+"""Viano bug analysis: supplied bug-report packages, canonical cases, interpretation."""
