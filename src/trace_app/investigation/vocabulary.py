@@ -1,0 +1,79 @@
+"""Statuses and result modes of an investigation, with the plain words shown to people.
+
+This module is the one place that says what each status and mode means. Templates, the
+JSON API and the CLI all read the meanings from here.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Status(enum.StrEnum):
+    """How an investigation ended. Only COMPLETED and NEEDS_REVIEW are ever saved."""
+
+    COMPLETED = "COMPLETED"
+    NEEDS_REVIEW = "NEEDS_REVIEW"
+    PARTIAL = "PARTIAL"
+    UNAVAILABLE = "UNAVAILABLE"
+    FAILED = "FAILED"
+    BUDGET_LIMIT = "BUDGET_LIMIT"
+
+    @property
+    def saved(self) -> bool:
+        return self in SAVED_STATUSES
+
+    @property
+    def meaning(self) -> str:
+        return STATUS_MEANINGS[self]
+
+
+class Mode(enum.StrEnum):
+    """Where a result came from."""
+
+    LIVE = "LIVE"
+    CACHED = "CACHED"
+    REPLAYED = "REPLAYED"
+
+    @property
+    def meaning(self) -> str:
+        return MODE_MEANINGS[self]
+
+
+SAVED_STATUSES = frozenset({Status.COMPLETED, Status.NEEDS_REVIEW})
+
+STATUS_MEANINGS: dict[Status, str] = {
+    Status.COMPLETED: (
+        "The report reads as a first-hand account. This says nothing about whether it is true."
+    ),
+    Status.NEEDS_REVIEW: (
+        "A person should decide: the attribution is unclear, the source it names cannot be "
+        "pinned to one report, or it relays another report and the two were compared."
+    ),
+    Status.PARTIAL: (
+        "The check stopped early and nothing was saved: the report text is missing or longer "
+        "than 3,000 characters, it names too many other sources, or the comparison with the "
+        "named source did not succeed."
+    ),
+    Status.UNAVAILABLE: (
+        "No model was asked: live checks are switched off, the passphrase was missing or "
+        "wrong, the key or model client is missing, or the request ledger is busy or "
+        "unreadable."
+    ),
+    Status.FAILED: (
+        "The model call failed, ran past its time limit or answered with a label that is not "
+        "allowed. The request still counts against the cap; nothing was saved."
+    ),
+    Status.BUDGET_LIMIT: (
+        "This server has used up its request cap for model calls. No model was asked."
+    ),
+}
+
+MODE_MEANINGS: dict[Mode, str] = {
+    Mode.LIVE: "Answered by the model just now.",
+    Mode.CACHED: "A run saved earlier for exactly this content, shown again without a new call.",
+    Mode.REPLAYED: (
+        "A recorded real model run shipped with the demo, re-created at reset because the "
+        "report content still matches what was recorded."
+    ),
+}
