@@ -1,0 +1,126 @@
+"""Seeding and resetting the demo.
+
+:func:`reset_demo` deletes every incident, organisation, report, person, claim, alert and
+investigation run, seeds the demo again through :func:`publish_report` (the same path as
+the form), then calls each hook in :data:`after_reset_hooks` with the session. It never
+touches files (the model ledger included). The caller commits, so a reset is one
+transaction: a failing hook rolls the whole reset back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from trace_app.demo.data import (
+    HOSPITAL_EXAMPLE,
+    INCIDENT_CREATED_AT,
+    INCIDENT_DESCRIPTION,
+    INCIDENT_NAME,
+    ORGANIZATIONS,
+    REPORTS,
+    DemoReport,
+)
+from trace_app.domain.publish import (
+    PersonInput,
+    PublishReportInput,
+    find_or_create_organization,
+    publish_report,
+)
+from trace_app.store.models import (
+    Alert,
+    Claim,
+    ClaimStatus,
+    Incident,
+    InvestigationRun,
+    Organization,
+    Person,
+    Report,
+)
+from trace_app.store.types import new_id
+
+ResetHook = Callable[[Session], None]
+
+after_reset_hooks: list[ResetHook] = []
+"""Called in order, with the session, after every reset and first seed (the investigation
+re-creates its REPLAYED runs here). A hook must be idempotent and must not commit."""
+
+# Children first, so foreign keys hold on every backend.
+_TABLES_IN_DELETE_ORDER: tuple[type[Any], ...] = (
+    InvestigationRun,
+    Alert,
+    Claim,
+    Report,
+    Person,
+    Organization,
+    Incident,
+)
+
+
+def demo_input(incident_id: str, item: DemoReport) -> PublishReportInput:
+    return PublishReportInput(
+        incident_id=incident_id,
+        source=item.source,
+        summary=item.summary,
+        original_text=item.text,
+        reported_at=item.reported_at,
+        references=list(item.references),
+        person=PersonInput(name=item.person, age=item.age),
+        status=ClaimStatus(item.status),
+        location=item.location,
+    )
+
+
+def hospital_example_input(incident_id: str) -> PublishReportInput:
+    """The Central Hospital Demo report about Maya Gurung that the form's example fills."""
+    return demo_input(incident_id, HOSPITAL_EXAMPLE)
+
+
+def seed_demo(session: Session) -> Incident:
+    """Add the demo incident, its organisations and reports. Expects an empty database."""
+    incident = Incident(
+        id=new_id("inc"),
+        name=INCIDENT_NAME,
+        description=INCIDENT_DESCRIPTION,
+        created_at=INCIDENT_CREATED_AT,
+    )
+    session.add(incident)
+    for name, kind in ORGANIZATIONS:
+        find_or_create_organization(session, name, kind)
+    session.flush()
+    for item in REPORTS:
+        publish_report(session, demo_input(incident.id, item))
+    return incident
+
+
+def run_after_reset_hooks(session: Session) -> None:
+    for hook in list(after_reset_hooks):
+        hook(session)
+    session.flush()
+
+
+def clear_all(session: Session) -> None:
+    """Delete every Trace record (not the ledger, not any file)."""
+    for table in _TABLES_IN_DELETE_ORDER:
+        session.execute(delete(table))
+    session.expunge_all()
+
+
+def reset_demo(session: Session) -> Incident:
+    """Delete everything, seed the demo, run the hooks. The caller commits."""
+    clear_all(session)
+    incident = seed_demo(session)
+    session.flush()
+    run_after_reset_hooks(session)
+    return incident
+
+
+def ensure_seeded(session: Session) -> bool:
+    """Seed the demo (as a reset) when the database holds no incident; True when seeded."""
+    if session.scalars(select(Incident.id).limit(1)).first() is not None:
+        return False
+    reset_demo(session)
+    return True

@@ -1,0 +1,35 @@
+"""Errors raised by Trace's domain functions.
+
+TraceError
+ +-- PublishError          a report cannot be published; nothing was saved
+ |    +-- EmptyReportError     empty summary or original text (the form's exact message)
+ |    +-- InvalidReportError   another field is unusable (person name, source, ...)
+ +-- NotFoundError         an incident or report id that does not exist
+"""
+
+from __future__ import annotations
+
+EMPTY_REPORT_MESSAGE = "Enter a summary and the original report text."
+
+
+class TraceError(Exception):
+    """Base of Trace's domain errors; ``str(error)`` is a message fit for a user."""
+
+
+class PublishError(TraceError, ValueError):
+    code = "invalid_report"
+
+
+class EmptyReportError(PublishError):
+    code = "empty_report"
+
+    def __init__(self) -> None:
+        super().__init__(EMPTY_REPORT_MESSAGE)
+
+
+class InvalidReportError(PublishError):
+    code = "invalid_report"
+
+
+class NotFoundError(TraceError, LookupError):
+    code = "not_found"

@@ -1,0 +1,97 @@
+"""Trace's settings, read from the environment.
+
+| variable | default | meaning |
+| --- | --- | --- |
+| ``TRACE_HOME`` | ``<cwd>/.trace-local`` | folder for the SQLite file and the model ledger |
+| ``DATABASE_URL`` | ``sqlite:///<TRACE_HOME>/trace.db`` | SQLAlchemy URL; ``postgresql://`` uses psycopg 3 |
+| ``TRACE_MAX_BODY_BYTES`` | ``1048576`` | largest request body the web app accepts (413 above) |
+| ``TRACE_SEED_ON_EMPTY`` | ``1`` | seed the demo when the database holds no incident |
+
+Nothing is created when settings are read; :meth:`TraceSettings.ensure_home` creates the
+home folder on demand (only when the default SQLite file or the ledger needs it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+HOME_DIRNAME = ".trace-local"
+
+
+class SettingsError(ValueError):
+    """A setting from the environment has a value Trace cannot use."""
+
+
+def normalize_database_url(url: str) -> str:
+    """Pick the psycopg 3 driver for plain PostgreSQL URLs; leave any other URL as given."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+@dataclass(frozen=True, slots=True)
+class TraceSettings:
+    home: Path
+    database_url: str
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    seed_on_empty: bool = True
+
+    @classmethod
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, cwd: Path | None = None
+    ) -> TraceSettings:
+        env = os.environ if env is None else env
+        base = Path.cwd() if cwd is None else cwd
+        home_value = env.get("TRACE_HOME", "").strip()
+        home = Path(home_value).expanduser() if home_value else base / HOME_DIRNAME
+        if not home.is_absolute():
+            home = base / home
+        url = env.get("DATABASE_URL", "").strip() or f"sqlite:///{home / 'trace.db'}"
+        raw_limit = env.get("TRACE_MAX_BODY_BYTES", "").strip()
+        try:
+            max_body = int(raw_limit) if raw_limit else DEFAULT_MAX_BODY_BYTES
+        except ValueError as exc:
+            raise SettingsError(f"TRACE_MAX_BODY_BYTES must be a whole number: {raw_limit!r}") from exc
+        if max_body < 1024:
+            raise SettingsError("TRACE_MAX_BODY_BYTES must be at least 1024")
+        seed = env.get("TRACE_SEED_ON_EMPTY", "1").strip().lower() not in {"0", "false", "no"}
+        return cls(
+            home=home,
+            database_url=normalize_database_url(url),
+            max_body_bytes=max_body,
+            seed_on_empty=seed,
+        )
+
+    @property
+    def ledger_path(self) -> Path:
+        """Where the model request ledger lives (owned by the investigation; never reset)."""
+        return self.home / "model-usage.json"
+
+    @property
+    def uses_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    def ensure_home(self) -> Path:
+        """Create the home folder (and the SQLite file's folder) when missing."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        if self.uses_sqlite:
+            path = sqlite_path(self.database_url)
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+        return self.home
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file behind a ``sqlite:///`` URL, or None for in-memory databases."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix):
+        return None
+    rest = url[len(prefix) :].split("?", 1)[0]
+    if not rest or rest == ":memory:":
+        return None
+    return Path(rest)

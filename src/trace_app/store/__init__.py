@@ -1,0 +1,34 @@
+"""Trace's storage: typed SQLAlchemy models, engine/session helpers and migrations."""
+
+from trace_app.store.db import Database, make_engine, migrate
+from trace_app.store.models import (
+    Alert,
+    AlertState,
+    Base,
+    Claim,
+    ClaimStatus,
+    Incident,
+    InvestigationRun,
+    Organization,
+    Person,
+    Report,
+)
+from trace_app.store.types import new_id, utc_now
+
+__all__ = [
+    "Alert",
+    "AlertState",
+    "Base",
+    "Claim",
+    "ClaimStatus",
+    "Database",
+    "Incident",
+    "InvestigationRun",
+    "Organization",
+    "Person",
+    "Report",
+    "make_engine",
+    "migrate",
+    "new_id",
+    "utc_now",
+]

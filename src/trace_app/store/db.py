@@ -1,0 +1,86 @@
+"""Engine, sessions and migrations.
+
+:class:`Database` owns one engine and one session factory. :func:`migrate` applies the
+Alembic migrations shipped in ``trace_app/migrations`` (``upgrade head``) on the given
+engine; the app and the CLI call it at startup, so a fresh database needs no manual step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+from trace_app.settings import TraceSettings
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine for ``url``; SQLite gets foreign keys, WAL and a busy timeout."""
+    if url.startswith("sqlite"):
+        connect_args = dict(kwargs.pop("connect_args", {}))
+        connect_args.setdefault("check_same_thread", False)
+        engine = create_engine(url, connect_args=connect_args, **kwargs)
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.close()
+
+
+def alembic_config() -> Config:
+    """Alembic configuration pointing at the migrations shipped as package data."""
+    config = Config()
+    location = resources.files("trace_app").joinpath("migrations")
+    config.set_main_option("script_location", str(location))
+    return config
+
+
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema to ``revision`` (default: the newest)."""
+    config = alembic_config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
+class Database:
+    """One engine and its session factory."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.sessions = sessionmaker(bind=engine, expire_on_commit=False)
+
+    @classmethod
+    def from_settings(cls, settings: TraceSettings, *, run_migrations: bool = True) -> Database:
+        settings.ensure_home()
+        db = cls(make_engine(settings.database_url))
+        if run_migrations:
+            migrate(db.engine)
+        return db
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session whose work is committed on success and rolled back on error."""
+        with self.sessions() as session:
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+
+    def dispose(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,221 @@
+"""Trace's stored records (SQLAlchemy 2, typed).
+
+Incident -has-> Organization reports (Report) about a Person; each report creates one
+Claim on that person; a "missing" claim opens an Alert. InvestigationRun belongs to an
+incident (the spec's ``Incident -HasInvestigation-> InvestigationRun``) and names the
+report it looked at; the investigation package writes it, nothing here does.
+
+Ids are opaque strings (:func:`trace_app.store.types.new_id`). Everything that deletes an
+incident's records goes through :func:`trace_app.demo.seed.reset_demo`.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from trace_app.store.types import ID_LENGTH, UTCDateTime, utc_now
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class ClaimStatus(enum.StrEnum):
+    """What a report says about a person."""
+
+    MISSING = "missing"
+    SEEN = "seen"
+    ADMITTED = "admitted"
+    SAFE = "safe"
+    DECEASED = "deceased"
+
+
+class AlertState(enum.StrEnum):
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+def _id() -> Mapped[str]:
+    return mapped_column(String(ID_LENGTH), primary_key=True)
+
+
+class Incident(Base):
+    __tablename__ = "incidents"
+
+    id: Mapped[str] = _id()
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+
+    reports: Mapped[list[Report]] = relationship(back_populates="incident")
+    investigation_runs: Mapped[list[InvestigationRun]] = relationship(back_populates="incident")
+
+
+class Organization(Base):
+    __tablename__ = "organizations"
+
+    id: Mapped[str] = _id()
+    name: Mapped[str] = mapped_column(String(200))
+    name_key: Mapped[str] = mapped_column(String(200), unique=True)
+    kind: Mapped[str] = mapped_column(String(40), default="other")
+
+    reports: Mapped[list[Report]] = relationship(back_populates="organization")
+
+
+class Person(Base):
+    __tablename__ = "people"
+    __table_args__ = (UniqueConstraint("incident_id", "name_key", name="uq_people_incident_name"),)
+
+    id: Mapped[str] = _id()
+    incident_id: Mapped[str] = mapped_column(
+        ForeignKey("incidents.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    name_key: Mapped[str] = mapped_column(String(200))
+    age: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+    claims: Mapped[list[Claim]] = relationship(
+        back_populates="person", order_by="Claim.position"
+    )
+
+
+class Report(Base):
+    """One report from one source (an organisation): the spec's single-source report."""
+
+    __tablename__ = "reports"
+    __table_args__ = (Index("ix_reports_incident_reported", "incident_id", "reported_at"),)
+
+    id: Mapped[str] = _id()
+    incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"))
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    person_id: Mapped[str] = mapped_column(
+        ForeignKey("people.id", ondelete="CASCADE"), index=True
+    )
+    summary: Mapped[str] = mapped_column(Text)
+    original_text: Mapped[str] = mapped_column(Text)
+    reported_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    references: Mapped[list[str]] = mapped_column(JSON, default=list)
+    person_name: Mapped[str] = mapped_column(String(200))
+    person_age: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(20))
+    location: Mapped[str] = mapped_column(String(300), default="")
+    published_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+    incident: Mapped[Incident] = relationship(back_populates="reports")
+    organization: Mapped[Organization] = relationship(back_populates="reports")
+    person: Mapped[Person] = relationship()
+    claims: Mapped[list[Claim]] = relationship(back_populates="report")
+
+    @property
+    def source(self) -> str:
+        """The name of the organisation the report comes from."""
+        return self.organization.name
+
+
+class Claim(Base):
+    """What one report says about one person (status and location)."""
+
+    __tablename__ = "claims"
+
+    id: Mapped[str] = _id()
+    incident_id: Mapped[str] = mapped_column(
+        ForeignKey("incidents.id", ondelete="CASCADE"), index=True
+    )
+    person_id: Mapped[str] = mapped_column(
+        ForeignKey("people.id", ondelete="CASCADE"), index=True
+    )
+    report_id: Mapped[str] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), index=True
+    )
+    status: Mapped[str] = mapped_column(String(20))
+    location: Mapped[str] = mapped_column(String(300), default="")
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+    person: Mapped[Person] = relationship(back_populates="claims")
+    report: Mapped[Report] = relationship(back_populates="claims")
+
+
+class Alert(Base):
+    """Raised for the incident when a claim says a person is missing."""
+
+    __tablename__ = "alerts"
+    __table_args__ = (Index("ix_alerts_incident_state", "incident_id", "state"),)
+
+    id: Mapped[str] = _id()
+    incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"))
+    person_id: Mapped[str] = mapped_column(
+        ForeignKey("people.id", ondelete="CASCADE"), index=True
+    )
+    claim_id: Mapped[str] = mapped_column(
+        ForeignKey("claims.id", ondelete="CASCADE"), index=True
+    )
+    state: Mapped[str] = mapped_column(String(10), default=AlertState.OPEN.value)
+    raised_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+    person: Mapped[Person] = relationship()
+    claim: Mapped[Claim] = relationship()
+
+
+class InvestigationRun(Base):
+    """A saved investigation result (COMPLETED or NEEDS_REVIEW), written by the investigation.
+
+    ``fingerprint`` is the content fingerprint (no ids) and is unique per incident, so a
+    repeat of the same evidence finds the saved run (CACHED).
+    """
+
+    __tablename__ = "investigation_runs"
+    __table_args__ = (
+        UniqueConstraint("incident_id", "fingerprint", name="uq_investigation_runs_fingerprint"),
+    )
+
+    id: Mapped[str] = _id()
+    incident_id: Mapped[str] = mapped_column(
+        ForeignKey("incidents.id", ondelete="CASCADE"), index=True
+    )
+    report_id: Mapped[str] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), index=True
+    )
+    status: Mapped[str] = mapped_column(String(20))
+    mode: Mapped[str] = mapped_column(String(20))
+    model: Mapped[str] = mapped_column(String(200))
+    prompt_version: Mapped[str] = mapped_column(String(80))
+    run_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    fingerprint: Mapped[str] = mapped_column(String(128), index=True)
+    attribution: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    referenced_source: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    support: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    estimated_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    usage_source: Mapped[str] = mapped_column(String(20), default="estimate")
+    citations: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    reason: Mapped[str] = mapped_column(Text, default="")
+
+    incident: Mapped[Incident] = relationship(back_populates="investigation_runs")
+    report: Mapped[Report] = relationship()
