@@ -1,0 +1,268 @@
+"""Safe, streaming reading of a package ZIP.
+
+``PackageReader`` validates every entry of the central directory before anything is
+read (names, links, duplicates, encryption, declared sizes and ratios) and then counts
+bytes while streaming a member, so a member that lies about its size stops at the limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import stat
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import IO, BinaryIO
+
+from viano_bug_analysis.errors import PackageError
+from viano_bug_analysis.packages.format import (
+    MANIFEST_NAME,
+    ORIGINAL_PREFIX,
+    Manifest,
+    PackageLimits,
+)
+
+CHUNK = 1 << 20
+
+
+def check_member_name(name: str, limits: PackageLimits) -> None:
+    """Refuse names that could escape an extraction folder or are ambiguous."""
+    if not name:
+        raise PackageError("empty member name", code="package.invalid_name")
+    if len(name.encode("utf-8", "surrogatepass")) > limits.max_name_bytes:
+        raise PackageError(f"member name too long: {name[:80]!r}", code="package.invalid_name")
+    if "\x00" in name or any(ord(c) < 0x20 for c in name):
+        raise PackageError(f"control character in name {name!r}", code="package.invalid_name")
+    if name.startswith("/") or "\\" in name or (len(name) > 1 and name[1] == ":"):
+        raise PackageError(
+            f"absolute or drive-qualified name {name!r}", code="package.absolute_path"
+        )
+    parts = name.rstrip("/").split("/")
+    if any(p in ("..", ".") for p in parts):
+        raise PackageError(f"path traversal in name {name!r}", code="package.path_traversal")
+    if any(p == "" for p in parts):
+        raise PackageError(f"empty path component in {name!r}", code="package.invalid_name")
+
+
+class _CountingReader(io.RawIOBase):
+    """Wraps a member stream; refuses to yield more than ``limit`` bytes."""
+
+    def __init__(self, inner: IO[bytes], limit: int, name: str) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._name = name
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        view = memoryview(buffer)
+        want = min(len(view), self._limit - self.count + 1)
+        data = self._inner.read(want)
+        n = len(data)
+        self.count += n
+        if self.count > self._limit:
+            raise PackageError(
+                f"member {self._name!r} yields more bytes than declared or allowed",
+                code="package.size_mismatch",
+            )
+        view[:n] = data
+        return n
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+class PackageReader:
+    """Read-only view of one package ZIP file.
+
+    Use as a context manager (or call :meth:`close`). ``manifest`` is parsed on open.
+    Member access: :meth:`names`, :meth:`size`, :meth:`read` (bytes, bounded),
+    :meth:`open` (a stream), :meth:`sha256` (streamed), :meth:`infos`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | BinaryIO,
+        *,
+        limits: PackageLimits | None = None,
+        require_manifest: bool = True,
+    ) -> None:
+        self.limits = limits or PackageLimits()
+        self.path = Path(path) if isinstance(path, str | Path) else None
+        try:
+            self._zip = zipfile.ZipFile(path, "r")
+        except FileNotFoundError:
+            raise PackageError(f"no such package file: {path}", code="package.not_found") from None
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise PackageError(f"not a readable ZIP file: {exc}", code="package.not_zip") from None
+        try:
+            self._infos = self._validate_entries()
+            self.manifest: Manifest | None = None
+            if MANIFEST_NAME in self._infos:
+                data = self.read(MANIFEST_NAME, max_bytes=self.limits.max_manifest_bytes)
+                self.manifest = Manifest.from_bytes(data)
+            elif require_manifest:
+                raise PackageError("package has no manifest.json", code="package.manifest_missing")
+        except BaseException:
+            self._zip.close()
+            raise
+
+    # -- validation ---------------------------------------------------------------------
+
+    def _validate_entries(self) -> dict[str, zipfile.ZipInfo]:
+        limits = self.limits
+        infos = self._zip.infolist()
+        if len(infos) > limits.max_members:
+            raise PackageError(
+                f"{len(infos)} members exceed the limit of {limits.max_members}",
+                code="package.too_many_members",
+            )
+        seen: dict[str, zipfile.ZipInfo] = {}
+        folded: set[str] = set()
+        total = 0
+        for info in infos:
+            name = info.filename
+            if info.flag_bits & 0x800 == 0 and not name.isascii():
+                raise PackageError(
+                    f"member name {name!r} is not marked UTF-8 (flag bit 11)",
+                    code="package.non_utf8_name",
+                )
+            check_member_name(name, limits)
+            mode = info.external_attr >> 16
+            if stat.S_ISLNK(mode):
+                raise PackageError(f"symbolic link {name!r}", code="package.symlink")
+            if info.flag_bits & 0x1:
+                raise PackageError(f"encrypted member {name!r}", code="package.encrypted")
+            if name in seen:
+                raise PackageError(f"duplicate member name {name!r}", code="package.duplicate_name")
+            key = name.casefold()
+            if key in folded:
+                raise PackageError(
+                    f"member names differ only by case: {name!r}", code="package.duplicate_name"
+                )
+            folded.add(key)
+            if info.file_size > limits.max_member_bytes:
+                raise PackageError(
+                    f"member {name!r} declares {info.file_size} bytes, over the limit "
+                    f"of {limits.max_member_bytes}",
+                    code="package.member_too_large",
+                )
+            if info.file_size >= limits.ratio_floor_bytes and (
+                info.file_size > limits.max_compression_ratio * max(info.compress_size, 1)
+            ):
+                raise PackageError(
+                    f"member {name!r} compression ratio exceeds {limits.max_compression_ratio}",
+                    code="package.compression_ratio",
+                )
+            total += info.file_size
+            if total > limits.max_total_bytes:
+                raise PackageError(
+                    f"members declare more than {limits.max_total_bytes} bytes in all",
+                    code="package.total_too_large",
+                )
+            seen[name] = info
+        return seen
+
+    # -- access -------------------------------------------------------------------------
+
+    def require_manifest(self) -> Manifest:
+        if self.manifest is None:
+            raise PackageError("package has no manifest.json", code="package.manifest_missing")
+        return self.manifest
+
+    def names(self) -> list[str]:
+        """All member names, in ZIP order (directory entries included)."""
+        return list(self._infos)
+
+    def files(self, prefix: str = "") -> list[str]:
+        """File member names (no directory entries) under ``prefix``, sorted."""
+        return sorted(n for n in self._infos if n.startswith(prefix) and not n.endswith("/"))
+
+    def original_files(self) -> list[str]:
+        return self.files(ORIGINAL_PREFIX)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._infos
+
+    def info(self, name: str) -> zipfile.ZipInfo:
+        try:
+            return self._infos[name]
+        except KeyError:
+            raise PackageError(f"no member {name!r}", code="package.member_missing") from None
+
+    def infos(self) -> list[zipfile.ZipInfo]:
+        return list(self._infos.values())
+
+    def size(self, name: str) -> int:
+        """Declared uncompressed size (enforced while streaming)."""
+        return self.info(name).file_size
+
+    def open(self, name: str) -> io.BufferedReader:
+        """A binary stream of the member; it stops with ``package.size_mismatch`` if the
+        member yields more bytes than it declared. CRC is checked by zipfile at the end."""
+        info = self.info(name)
+        try:
+            inner = self._zip.open(info, "r")
+        except (zipfile.BadZipFile, OSError, NotImplementedError) as exc:
+            raise PackageError(
+                f"cannot open member {name!r}: {exc}", code="package.corrupt"
+            ) from None
+        return io.BufferedReader(_CountingReader(inner, info.file_size, name), CHUNK)
+
+    def iter_chunks(self, name: str, chunk_size: int = CHUNK) -> Iterator[bytes]:
+        with self.open(name) as stream:
+            while True:
+                try:
+                    chunk = stream.read(chunk_size)
+                except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                    raise PackageError(
+                        f"member {name!r} is corrupt: {exc}", code="package.corrupt"
+                    ) from None
+                if not chunk:
+                    return
+                yield chunk
+
+    def read(self, name: str, *, max_bytes: int | None = None) -> bytes:
+        """The whole member as bytes; refuses members larger than ``max_bytes``."""
+        size = self.size(name)
+        if max_bytes is not None and size > max_bytes:
+            raise PackageError(
+                f"member {name!r} has {size} bytes, more than {max_bytes} allowed here",
+                code="package.member_too_large",
+            )
+        buf = bytearray()
+        for chunk in self.iter_chunks(name):
+            buf += chunk
+        if len(buf) != size:
+            raise PackageError(f"member {name!r} is truncated", code="package.size_mismatch")
+        return bytes(buf)
+
+    def sha256(self, name: str) -> str:
+        """Hex SHA-256 of a member's bytes, streamed."""
+        digest = hashlib.sha256()
+        for chunk in self.iter_chunks(name):
+            digest.update(chunk)
+        return digest.hexdigest()
+
+    def raw_zip(self) -> zipfile.ZipFile:
+        """The underlying ZipFile (for the writer's member copy)."""
+        return self._zip
+
+    def close(self) -> None:
+        self._zip.close()
+
+    def __enter__(self) -> PackageReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,274 @@
+"""PackageWriter: derive generation N+1 of a package from generation N.
+
+Rules (one place): every member of generation N is copied into N+1 byte-identical
+(its compressed bytes are copied as they are); ``manifest.json`` is the only member that
+is rewritten. A member that exists is never replaced. Nothing new may be added under
+``original/`` after the first generation, nor into an ``analysis/revisions/NNNN/``
+folder that already has a member (frozen namespaces). Phase folders such as
+``analysis/interpretations/NNNN/`` may receive new files; existing files stay.
+``package_id`` and ``case_id`` never change and ``package_generation`` is exactly N+1.
+
+A writer produces bytes into a file object; publishing that file atomically is the
+store's job (:meth:`PackageStore.publish`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from viano_bug_analysis.errors import PackageError
+from viano_bug_analysis.packages.canonical import canonical_json
+from viano_bug_analysis.packages.format import (
+    MANIFEST_NAME,
+    ORIGINAL_PREFIX,
+    ZIP_DATE_TIME,
+    Checkpoint,
+    Manifest,
+    PackageLimits,
+    frozen_namespace,
+)
+from viano_bug_analysis.packages.reader import CHUNK, PackageReader, check_member_name
+
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile.structFileHeader
+_LOCAL_MAGIC = b"PK\x03\x04"
+_USE_DATA_DESCRIPTOR = 0x08
+
+
+@dataclass(frozen=True)
+class _NewMember:
+    name: str
+    data: bytes | None
+    path: Path | None
+    compress: bool
+
+
+class PackageWriter:
+    """Collects additions and manifest changes, then writes the next generation.
+
+    ``PackageWriter(base)`` starts from an open generation (its manifest becomes the new
+    manifest with ``package_generation + 1``). ``PackageWriter.new(manifest)`` starts a
+    first generation (importers): then ``original/`` members may be added.
+    """
+
+    def __init__(self, base: PackageReader | None, manifest: Manifest | None = None) -> None:
+        self.base = base
+        if base is not None:
+            base_manifest = base.require_manifest()
+            self.manifest = manifest or base_manifest.evolve(
+                package_generation=base_manifest.package_generation + 1
+            )
+            self._base_names = set(base.names())
+            self._frozen = {
+                ns for ns in (frozen_namespace(n) for n in self._base_names) if ns is not None
+            }
+        else:
+            if manifest is None:
+                raise ValueError("a first generation needs a manifest")
+            self.manifest = manifest
+            self._base_names = set()
+            self._frozen = set()
+        self._added: dict[str, _NewMember] = {}
+        self._limits = base.limits if base is not None else PackageLimits()
+
+    @classmethod
+    def new(cls, manifest: Manifest) -> PackageWriter:
+        return cls(None, manifest)
+
+    # -- additions ------------------------------------------------------------------------
+
+    def _check_new_name(self, name: str) -> None:
+        check_member_name(name, self._limits)
+        if name == MANIFEST_NAME:
+            raise PackageError(
+                "manifest.json is written from the manifest; do not add it",
+                code="package.frozen_member",
+            )
+        if name.endswith("/"):
+            raise PackageError(
+                f"directory entries are not added: {name!r}", code="package.invalid_name"
+            )
+        if name in self._base_names or name in self._added:
+            raise PackageError(
+                f"member {name!r} already exists and is immutable", code="package.frozen_member"
+            )
+        if self.base is not None and name.startswith(ORIGINAL_PREFIX):
+            raise PackageError(
+                f"original/ is fixed after the first generation: {name!r}",
+                code="package.frozen_member",
+            )
+        namespace = frozen_namespace(name)
+        if namespace is not None and namespace in self._frozen:
+            raise PackageError(
+                f"{namespace} is frozen: it already exists in the base generation",
+                code="package.frozen_namespace",
+            )
+
+    def add_bytes(self, name: str, data: bytes, *, compress: bool = True) -> None:
+        """Add a new member holding ``data``."""
+        self._check_new_name(name)
+        self._added[name] = _NewMember(name, bytes(data), None, compress)
+
+    def add_json(self, name: str, obj: Any) -> bytes:
+        """Add a new member holding canonical JSON of ``obj``; returns the bytes."""
+        data = canonical_json(obj)
+        self.add_bytes(name, data)
+        return data
+
+    def add_file(self, name: str, path: str | Path, *, compress: bool = True) -> None:
+        """Add a new member streamed from a file on disk when the package is written."""
+        self._check_new_name(name)
+        self._added[name] = _NewMember(name, None, Path(path), compress)
+
+    def added_names(self) -> list[str]:
+        return list(self._added)
+
+    # -- manifest -------------------------------------------------------------------------
+
+    def update_manifest(self, **changes: Any) -> Manifest:
+        """Replace manifest fields (see :class:`Manifest`); returns the new manifest."""
+        self.manifest = self.manifest.evolve(**changes)
+        return self.manifest
+
+    def set_pointer(self, pointer: str, member: str) -> None:
+        pointers = dict(self.manifest.pointers)
+        pointers[pointer] = member
+        self.manifest = self.manifest.evolve(pointers=pointers)
+
+    def clear_pointers(self, names: Iterable[str]) -> None:
+        pointers = {k: v for k, v in self.manifest.pointers.items() if k not in set(names)}
+        self.manifest = self.manifest.evolve(pointers=pointers)
+
+    def add_checkpoint(self, name: str, path: str, payload: dict[str, Any]) -> Checkpoint:
+        """Write an immutable checkpoint file at ``path`` and append its manifest entry.
+
+        The file holds ``payload`` plus ``checkpoint``, ``analysis_revision``,
+        ``package_generation``, ``case_id`` and ``package_id`` taken from the manifest as
+        it is now (set ``analysis_revision`` before calling).
+        """
+        m = self.manifest
+        body = dict(payload)
+        body.update(
+            checkpoint=name,
+            analysis_revision=m.analysis_revision,
+            package_generation=m.package_generation,
+            case_id=m.case_id,
+            package_id=m.package_id,
+        )
+        self.add_json(path, body)
+        entry = Checkpoint(name, m.analysis_revision, m.package_generation, path)
+        self.manifest = m.evolve(checkpoints=(*m.checkpoints, entry))
+        return entry
+
+    # -- output ---------------------------------------------------------------------------
+
+    def _check_manifest(self) -> None:
+        m = self.manifest
+        if self.base is not None:
+            b = self.base.require_manifest()
+            if (m.package_id, m.case_id) != (b.package_id, b.case_id):
+                raise PackageError(
+                    "package_id and case_id never change between generations",
+                    code="package.identity_mismatch",
+                )
+            if m.package_generation != b.package_generation + 1:
+                raise PackageError(
+                    f"next generation must be {b.package_generation + 1}, "
+                    f"not {m.package_generation}",
+                    code="package.generation_mismatch",
+                )
+        names = self._base_names | set(self._added)
+        for pointer, member in m.pointers.items():
+            if member not in names:
+                raise PackageError(
+                    f"pointer {pointer!r} names missing member {member!r}",
+                    code="package.dangling_pointer",
+                )
+        for cp in m.checkpoints:
+            if cp.path not in names:
+                raise PackageError(
+                    f"checkpoint {cp.name!r} names missing member {cp.path!r}",
+                    code="package.dangling_pointer",
+                )
+
+    def write(self, out: BinaryIO) -> None:
+        """Write the whole package to ``out`` (a seekable binary file)."""
+        self._check_manifest()
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zout:
+            zout.writestr(_new_info(MANIFEST_NAME, True), self.manifest.to_bytes())
+            if self.base is not None:
+                for info in self.base.infos():
+                    if info.filename != MANIFEST_NAME:
+                        _copy_member_raw(self.base, info, zout)
+            for member in self._added.values():
+                info = _new_info(member.name, member.compress)
+                if member.data is not None:
+                    zout.writestr(info, member.data)
+                else:
+                    assert member.path is not None
+                    with (
+                        open(member.path, "rb") as src,
+                        zout.open(info, "w", force_zip64=True) as dst,
+                    ):
+                        shutil.copyfileobj(src, dst, CHUNK)
+
+
+def _new_info(name: str, compress: bool) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, ZIP_DATE_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    info.external_attr = 0o100644 << 16
+    info.create_system = 3
+    return info
+
+
+def _copy_member_raw(reader: PackageReader, src: zipfile.ZipInfo, zout: zipfile.ZipFile) -> None:
+    """Copy one member's compressed bytes unchanged into ``zout``.
+
+    zipfile has no public raw-copy API; this writes a local header from a ZipInfo copy
+    (public ``FileHeader``) and then the compressed bytes, and registers the entry in
+    ``zout.filelist``/``NameToInfo`` as ``ZipFile.writestr`` does. The content (and its
+    CRC-32) is exactly the source's; the store verifies CRCs when a package is added.
+    """
+    zin = reader.raw_zip()
+    fp = zin.fp
+    assert fp is not None and zout.fp is not None
+    fp.seek(src.header_offset)
+    header = fp.read(_LOCAL_HEADER.size)
+    if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_MAGIC:
+        raise PackageError(f"bad local header for {src.filename!r}", code="package.corrupt")
+    fields = _LOCAL_HEADER.unpack(header)
+    name_len, extra_len = fields[10], fields[11]
+    fp.seek(src.header_offset + _LOCAL_HEADER.size + name_len + extra_len)
+
+    dst = zipfile.ZipInfo(src.filename, src.date_time)
+    dst.compress_type = src.compress_type
+    dst.comment = src.comment
+    dst.create_system = src.create_system
+    dst.create_version = src.create_version
+    dst.extract_version = src.extract_version
+    dst.flag_bits = src.flag_bits & ~_USE_DATA_DESCRIPTOR
+    dst.internal_attr = src.internal_attr
+    dst.external_attr = src.external_attr
+    dst.CRC = src.CRC
+    dst.compress_size = src.compress_size
+    dst.file_size = src.file_size
+    dst.extra = b""
+    zip64 = src.file_size > zipfile.ZIP64_LIMIT or src.compress_size > zipfile.ZIP64_LIMIT
+    dst.header_offset = zout.fp.tell()
+    zout.fp.write(dst.FileHeader(zip64))
+    remaining = src.compress_size
+    while remaining > 0:
+        chunk = fp.read(min(CHUNK, remaining))
+        if not chunk:
+            raise PackageError(f"member {src.filename!r} is truncated", code="package.corrupt")
+        zout.fp.write(chunk)
+        remaining -= len(chunk)
+    zout.filelist.append(dst)
+    zout.NameToInfo[dst.filename] = dst
+    zout.start_dir = zout.fp.tell()
+    zout._didModify = True  # type: ignore[attr-defined]
