@@ -1,0 +1,1 @@
+"""Case interpretation v1 (see docs/case-interpretation.md)."""
