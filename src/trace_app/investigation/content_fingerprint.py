@@ -20,7 +20,7 @@ from modelgate.fingerprint import canonical_json, fingerprint
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.menu import Menu
 
-FINGERPRINT_KIND = "trace-investigation"
+FINGERPRINT_KIND = "trace_investigation"
 
 
 def content_fingerprint(

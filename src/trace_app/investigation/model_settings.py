@@ -1,0 +1,120 @@
+"""Which model Trace asks, how, and under what guard: read from the environment.
+
+| variable | default | meaning |
+| --- | --- | --- |
+| ``TRACE_MODEL_PROVIDER`` | ``openai`` | ``openai`` (httpx, OpenAI-compatible) or ``litellm`` |
+| ``TRACE_MODEL`` | ``nvidia/nemotron-3.5-lightning-30b-a3b`` (``nvidia_nim/...`` for litellm) | model id sent upstream |
+| ``TRACE_MODEL_BASE_URL`` | ``https://integrate.api.nvidia.com/v1`` | any OpenAI-compatible server |
+| ``TRACE_MODEL_STRUCTURED_OUTPUT`` | ``json_schema`` | ``json_schema``, ``json_object_schema`` (llama.cpp) or ``none`` |
+| ``NVIDIA_NIM_API_KEY`` | unset | key for NVIDIA's hosted API (needed when the base URL is NVIDIA's) |
+| ``TRACE_MODEL_API_KEY`` | unset | key for another server (optional; sent when set) |
+| ``TRACE_LIVE_PASSPHRASE`` | unset | typed for each live check; unset means live checks are off |
+| ``TRACE_MODEL_REQUEST_CAP`` | ``200`` | lifetime request cap of the ledger, clamped to 1-1000 |
+
+The per-call settings are fixed by the spec and not configurable: temperature 0, 96 output
+tokens, one attempt on one provider, a 45-second wall clock per call, and reasoning off
+(``chat_template_kwargs: {"enable_thinking": false}``) on the Nemotron model only.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from modelgate.providers import ProviderConfig
+from modelgate.types import StructuredOutput
+
+NEMOTRON_MODEL = "nvidia/nemotron-3.5-lightning-30b-a3b"
+LITELLM_PREFIX = "nvidia_nim/"
+NVIDIA_BASE_URL = "https://integrate.api.nvidia.com/v1"
+NVIDIA_KEY_ENV = "NVIDIA_NIM_API_KEY"
+OTHER_KEY_ENV = "TRACE_MODEL_API_KEY"
+PASSPHRASE_ENV = "TRACE_LIVE_PASSPHRASE"
+CAP_ENV = "TRACE_MODEL_REQUEST_CAP"
+
+TEMPERATURE = 0.0
+MAX_OUTPUT_TOKENS = 96
+CALL_TIMEOUT_S = 45.0
+REASONING_OFF: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}
+
+Adapter = Literal["openai", "litellm"]
+
+
+class ModelSettingsError(ValueError):
+    """A model setting from the environment has a value Trace cannot use."""
+
+
+def is_nemotron(model: str) -> bool:
+    """True for the Nemotron model, with or without litellm's ``nvidia_nim/`` route."""
+    return model.removeprefix(LITELLM_PREFIX) == NEMOTRON_MODEL
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    adapter: Adapter
+    model: str
+    base_url: str
+    api_key_env: str
+    structured_output: StructuredOutput
+    passphrase: str | None = field(repr=False)
+    timeout_s: float = CALL_TIMEOUT_S
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ModelSettings:
+        env = os.environ if env is None else env
+        adapter_value = env.get("TRACE_MODEL_PROVIDER", "openai").strip().lower() or "openai"
+        if adapter_value not in ("openai", "litellm"):
+            raise ModelSettingsError(
+                f"TRACE_MODEL_PROVIDER must be 'openai' or 'litellm', not {adapter_value!r}"
+            )
+        adapter: Adapter = "litellm" if adapter_value == "litellm" else "openai"
+        base_url = env.get("TRACE_MODEL_BASE_URL", "").strip().rstrip("/") or NVIDIA_BASE_URL
+        default_model = LITELLM_PREFIX + NEMOTRON_MODEL if adapter == "litellm" else NEMOTRON_MODEL
+        model = env.get("TRACE_MODEL", "").strip() or default_model
+        mode_value = env.get("TRACE_MODEL_STRUCTURED_OUTPUT", "").strip() or "json_schema"
+        try:
+            structured = StructuredOutput(mode_value)
+        except ValueError:
+            choices = ", ".join(m.value for m in StructuredOutput)
+            raise ModelSettingsError(
+                f"TRACE_MODEL_STRUCTURED_OUTPUT must be one of {choices}, not {mode_value!r}"
+            ) from None
+        if base_url == NVIDIA_BASE_URL:
+            key_env = NVIDIA_KEY_ENV
+        else:
+            key_env = OTHER_KEY_ENV if env.get(OTHER_KEY_ENV, "").strip() else ""
+        passphrase = env.get(PASSPHRASE_ENV, "") or None
+        return cls(
+            adapter=adapter,
+            model=model,
+            base_url=base_url,
+            api_key_env=key_env,
+            structured_output=structured,
+            passphrase=passphrase,
+        )
+
+    @property
+    def live_enabled(self) -> bool:
+        return self.passphrase is not None
+
+    def passphrase_matches(self, typed: str | None) -> bool:
+        """Constant-time comparison; False when live checks are off or nothing was typed."""
+        if self.passphrase is None or not typed:
+            return False
+        return hmac.compare_digest(typed.encode("utf-8"), self.passphrase.encode("utf-8"))
+
+    def provider_config(self) -> ProviderConfig:
+        return ProviderConfig(
+            name="trace-" + self.adapter,
+            adapter=self.adapter,
+            base_url=self.base_url,
+            model=self.model,
+            api_key_env=self.api_key_env,
+            timeout_s=self.timeout_s,
+            max_output_tokens=MAX_OUTPUT_TOKENS,
+            structured_output=self.structured_output,
+            extra_body=dict(REASONING_OFF) if is_nemotron(self.model) else {},
+        )

@@ -1,0 +1,238 @@
+"""REPLAYED demo runs: ``demo/recorded_investigations.json`` and its reset hook.
+
+The file holds real model runs of the two seeded reports, written only by
+``trace record-demo`` (:func:`write_recorded`) from live investigations. After every reset
+:func:`recreate_replayed_runs` re-creates each recorded run as a REPLAYED
+``InvestigationRun`` when, and only when, a seeded report still has the recorded content
+fingerprint (computed with the recorded model id and the current prompt version).
+Nothing here calls a model.
+
+File format (``format: trace-recorded-investigations-v1``)::
+
+    {"format": ..., "recorded_at": ..., "runs": [
+        {"fingerprint", "status", "attribution", "referenced_source", "support",
+         "model", "prompt_version", "run_at", "reason",
+         "usage": {prompt_tokens, completion_tokens, estimated_tokens, source},
+         "citations": [{role, source, excerpt, reported_at}],
+         "exchanges": [the modelgate audit records of the run's calls, secrets removed]}]}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from dataclasses import asdict
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from modelgate.recording import Exchange
+
+from trace_app.investigation import evidence_store as store
+from trace_app.investigation.content_fingerprint import content_fingerprint
+from trace_app.investigation.menu import build_menu
+from trace_app.investigation.outcome import InvestigationResult
+from trace_app.investigation.requests import PROMPT_VERSION
+from trace_app.investigation.vocabulary import Mode, Status
+from trace_app.store.models import Incident, InvestigationRun
+from trace_app.store.types import new_id
+
+log = logging.getLogger(__name__)
+
+FORMAT = "trace-recorded-investigations-v1"
+PATH_ENV = "TRACE_RECORDED_INVESTIGATIONS"
+
+
+class RecordedRunsError(ValueError):
+    """The recorded-runs file exists but cannot be read as recorded runs."""
+
+
+class RecordedCitation(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: str
+    source: str
+    excerpt: str
+    reported_at: str
+
+
+class RecordedUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    estimated_tokens: int = Field(ge=0)
+    source: str
+
+
+class RecordedRun(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fingerprint: str
+    status: Status
+    attribution: str | None
+    referenced_source: str | None
+    support: str | None
+    model: str
+    prompt_version: str
+    run_at: datetime
+    reason: str
+    usage: RecordedUsage
+    citations: list[RecordedCitation]
+    exchanges: list[dict[str, Any]]
+
+
+class RecordedFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: str
+    recorded_at: datetime
+    runs: list[RecordedRun]
+
+
+def default_path() -> Path:
+    """``TRACE_RECORDED_INVESTIGATIONS`` when set, else the file shipped in ``trace_app.demo``."""
+    override = os.environ.get(PATH_ENV, "").strip()
+    if override:
+        return Path(override)
+    return Path(str(resources.files("trace_app").joinpath("demo", "recorded_investigations.json")))
+
+
+def load_recorded(path: Path | None = None) -> list[RecordedRun]:
+    """The recorded runs; ``[]`` when the file does not exist; ``RecordedRunsError`` if bad."""
+    path = path or default_path()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    try:
+        parsed = RecordedFile.model_validate_json(data)
+    except ValidationError as exc:
+        raise RecordedRunsError(f"{path}: not a recorded-runs file ({exc.error_count()} errors)")
+    if parsed.format != FORMAT:
+        raise RecordedRunsError(f"{path}: format {parsed.format!r}, expected {FORMAT!r}")
+    for run in parsed.runs:
+        if not run.status.saved:
+            raise RecordedRunsError(f"{path}: a {run.status} run cannot be replayed")
+    return list(parsed.runs)
+
+
+def recorded_run(result: InvestigationResult, exchanges: list[Exchange]) -> RecordedRun:
+    """A recorded run from a live, saved-status result and its audit records."""
+    if result.mode is not Mode.LIVE or not result.status.saved:
+        raise ValueError(f"only a live COMPLETED or NEEDS_REVIEW run is recorded, not {result}")
+    assert result.fingerprint and result.model and result.prompt_version and result.run_at
+    return RecordedRun(
+        fingerprint=result.fingerprint,
+        status=result.status,
+        attribution=result.attribution,
+        referenced_source=result.referenced_source,
+        support=result.support,
+        model=result.model,
+        prompt_version=result.prompt_version,
+        run_at=result.run_at,
+        reason=result.reason,
+        usage=RecordedUsage(**result.usage.as_json()),
+        citations=[
+            RecordedCitation(
+                role=c.role, source=c.source, excerpt=c.excerpt, reported_at=c.reported_at
+            )
+            for c in result.citations
+        ],
+        exchanges=[asdict(e) for e in exchanges],
+    )
+
+
+def write_recorded(runs: list[RecordedRun], recorded_at: datetime, path: Path) -> None:
+    """Write the file atomically (temp file in the same folder, fsync, ``os.replace``)."""
+    body = RecordedFile(format=FORMAT, recorded_at=recorded_at, runs=runs)
+    data = json.dumps(body.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def recreate_replayed_runs(session: Session, path: Path | None = None) -> int:
+    """The reset hook: add a REPLAYED run for each recorded run whose fingerprint matches a
+    report now in the store. Returns how many were added. Idempotent; never commits."""
+    try:
+        recorded = [r for r in load_recorded(path) if r.prompt_version == PROMPT_VERSION]
+    except RecordedRunsError as error:
+        log.error("recorded investigations not replayed: %s", error)
+        return 0
+    if not recorded:
+        return 0
+    wanted = {run.fingerprint: run for run in recorded}
+    models = sorted({run.model for run in recorded})
+    added = 0
+    for incident_id in session.scalars(select(Incident.id)).all():
+        reports = store.incident_reports(session, incident_id)
+        for report in reports:
+            if report.text_problem is not None:
+                continue
+            menu = build_menu(report, reports)
+            if menu.too_many:
+                continue
+            for model in models:
+                fp = content_fingerprint(
+                    report, menu, reports, model=model, prompt_version=PROMPT_VERSION
+                )
+                run = wanted.get(fp)
+                if run is None or store.find_run(session, incident_id, fp) is not None:
+                    continue
+                session.add(_replayed_row(incident_id, report.report_id, run, reports))
+                added += 1
+    session.flush()
+    return added
+
+
+def _replayed_row(
+    incident_id: str, report_id: str, run: RecordedRun, reports: tuple[Any, ...]
+) -> InvestigationRun:
+    citations = []
+    for c in run.citations:
+        if c.role == "report":
+            cited_id = report_id
+        else:
+            cited_id = next(
+                (r.report_id for r in reports if r.source == c.source and r.text == c.excerpt),
+                "",
+            )
+        citations.append({**c.model_dump(), "report_id": cited_id})
+    return InvestigationRun(
+        id=new_id("inv"),
+        incident_id=incident_id,
+        report_id=report_id,
+        status=run.status.value,
+        mode=Mode.REPLAYED.value,
+        model=run.model,
+        prompt_version=run.prompt_version,
+        run_at=run.run_at,
+        fingerprint=run.fingerprint,
+        attribution=run.attribution,
+        referenced_source=run.referenced_source,
+        support=run.support,
+        prompt_tokens=run.usage.prompt_tokens,
+        completion_tokens=run.usage.completion_tokens,
+        estimated_tokens=run.usage.estimated_tokens,
+        usage_source=run.usage.source,
+        citations=citations,
+        reason=run.reason,
+    )

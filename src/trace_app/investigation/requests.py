@@ -1,0 +1,87 @@
+"""The two model requests of an investigation, built from the v4 prompt files.
+
+Each prompt file holds the instruction text (label definitions included: they must reach
+the model as text, not as schema decoration), a ``=== user ===`` line, and the user
+message template. Report texts are substituted as data with ``string.Template``; nothing
+in a report can change the instructions.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import string
+from importlib import resources
+
+from modelgate.typed import output_schema
+from modelgate.types import Message, ModelRequest
+
+from trace_app.investigation.answers import (
+    NO_SOURCE,
+    AttributionResult,
+    SupportResult,
+)
+from trace_app.investigation.evidence import ReportEvidence
+from trace_app.investigation.menu import Menu
+from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS, TEMPERATURE
+
+PROMPT_VERSION = "report-lineage-v4"
+ATTRIBUTION_FILE = f"{PROMPT_VERSION}-attribution.txt"
+SUPPORT_FILE = f"{PROMPT_VERSION}-support.txt"
+USER_MARKER = "=== user ==="
+
+
+@functools.cache
+def prompt_parts(filename: str) -> tuple[str, string.Template]:
+    """(instruction text, user message template) of one shipped prompt file."""
+    text = resources.files("trace_app").joinpath("prompts", filename).read_text("utf-8")
+    system, marker, user = text.partition(f"\n{USER_MARKER}\n")
+    if not marker:
+        raise ValueError(f"prompt file {filename} has no '{USER_MARKER}' line")
+    return system.strip(), string.Template(user.strip("\n"))
+
+
+def _request(
+    filename: str, output_name: str, schema_model: type, values: dict[str, str]
+) -> ModelRequest:
+    system, user = prompt_parts(filename)
+    return ModelRequest(
+        messages=(
+            Message(role="system", content=system),
+            Message(role="user", content=user.substitute(values)),
+        ),
+        output_name=output_name,
+        output_schema=output_schema(schema_model),
+        prompt_version=PROMPT_VERSION,
+        temperature=TEMPERATURE,
+        max_output_tokens=MAX_OUTPUT_TOKENS,
+    )
+
+
+def attribution_request(
+    report: ReportEvidence, menu: Menu, output_type: type[AttributionResult]
+) -> ModelRequest:
+    return _request(
+        ATTRIBUTION_FILE,
+        "AttributionResult",
+        output_type,
+        {
+            "menu": json.dumps([*menu.names, NO_SOURCE], ensure_ascii=False),
+            "source": report.source,
+            "report_text": report.text,
+        },
+    )
+
+
+def support_request(report: ReportEvidence, referenced: ReportEvidence) -> ModelRequest:
+    return _request(
+        SUPPORT_FILE,
+        "SupportResult",
+        SupportResult,
+        {
+            "source": report.source,
+            "report_text": report.text,
+            "referenced_source": referenced.source,
+            "referenced_text": referenced.text,
+        },
+    )

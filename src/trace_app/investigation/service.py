@@ -1,0 +1,412 @@
+"""The six steps of an investigation, in order. Nothing here imports the web layer.
+
+1. Collect the incident's single-source reports; missing or over-long text is PARTIAL.
+2. Build the menu of other sources named verbatim (more than eight is PARTIAL).
+3. Compute the content fingerprint; a saved run with it is shown (CACHED / REPLAYED)
+   without a call and without a passphrase.
+4. Otherwise, behind the passphrase and the ledger, one call labels the report.
+5. The decision rules (``rules.py``) say what follows, at most one comparison call.
+6. COMPLETED and NEEDS_REVIEW are saved as an ``InvestigationRun`` under the incident.
+
+At most two model calls per investigation, each one attempt on one provider with a
+45-second wall clock. Reading a saved result never calls a model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from modelgate.errors import ModelGateError, NotConfigured, NotSent
+from modelgate.gateway import Gateway, RetryPolicy
+from modelgate.ledger import JsonFileLedger, Ledger, LedgerSnapshot, cap_from_env
+from modelgate.providers import Provider, ProviderConfig, build_provider
+from modelgate.recording import Recorder
+from modelgate.types import Answer, Usage, estimate_usage
+from sqlalchemy.exc import IntegrityError
+
+from trace_app.investigation import evidence_store as store
+from trace_app.investigation.answers import (
+    AttributionResult,
+    SupportResult,
+    attribution_result_type,
+)
+from trace_app.investigation.content_fingerprint import content_fingerprint
+from trace_app.investigation.evidence import ReportEvidence
+from trace_app.investigation.menu import MAX_MENU_SOURCES, Menu, build_menu, reports_from
+from trace_app.investigation.model_settings import CAP_ENV, ModelSettings
+from trace_app.investigation.outcome import (
+    Citation,
+    InvestigationResult,
+    UsageTotals,
+    reason_for_error,
+    status_for_error,
+)
+from trace_app.investigation.requests import (
+    PROMPT_VERSION,
+    attribution_request,
+    support_request,
+)
+from trace_app.investigation.rules import (
+    Compare,
+    Conclude,
+    decide_after_attribution,
+    decide_after_comparison,
+    source_name,
+)
+from trace_app.investigation.vocabulary import Mode, Status
+from trace_app.settings import TraceSettings
+from trace_app.store.db import Database, make_engine
+from trace_app.store.types import utc_now
+
+log = logging.getLogger(__name__)
+
+ProviderFactory = Callable[[ProviderConfig], Provider]
+LedgerFactory = Callable[[], Ledger]
+
+SQL_LEDGER_NAME = "trace-model-usage"
+AUDIT_LOG_ENV = "TRACE_MODEL_AUDIT_LOG"
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Steps 1-3 done: the evidence, the menu and the fingerprint of one investigation."""
+
+    incident_id: str
+    chosen: ReportEvidence
+    reports: tuple[ReportEvidence, ...]
+    menu: Menu
+    fingerprint: str
+
+
+class _CallLog:
+    """Usage over the calls one investigation makes."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.estimated = 0
+        self.answers: list[Usage] = []
+
+    def sending(self, estimated_tokens: int) -> None:
+        self.sent += 1
+        self.estimated += estimated_tokens
+
+    def totals(self) -> UsageTotals:
+        all_provider = bool(self.answers) and all(u.source == "provider" for u in self.answers)
+        return UsageTotals(
+            prompt_tokens=sum(u.prompt_tokens for u in self.answers),
+            completion_tokens=sum(u.completion_tokens for u in self.answers),
+            estimated_tokens=self.estimated,
+            source="provider" if all_provider else "estimate",
+        )
+
+
+class InvestigationService:
+    """Runs investigations for one Trace database with one model configuration."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        model: ModelSettings,
+        ledger_factory: LedgerFactory,
+        provider_factory: ProviderFactory = build_provider,
+        recorder: Recorder | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.db = db
+        self.model = model
+        self.ledger_factory = ledger_factory
+        self.provider_factory = provider_factory
+        self.recorder = recorder
+        self.clock = clock
+
+    # --- reads (never call a model) -----------------------------------------------
+
+    def prepare(self, report_id: str, *, model_id: str | None = None) -> Prepared | Conclude:
+        """Steps 1-3. ``Conclude`` (PARTIAL) when the report cannot be investigated."""
+        with self.db.session() as session:
+            found = store.load_evidence(session, report_id)
+        problem = found.chosen.text_problem
+        if problem is not None:
+            return Conclude(Status.PARTIAL, problem)
+        menu = build_menu(found.chosen, found.reports)
+        if menu.too_many:
+            return Conclude(
+                Status.PARTIAL,
+                f"The report names {len(menu.names)} other sources; "
+                f"at most {MAX_MENU_SOURCES} can be checked.",
+            )
+        fingerprint = content_fingerprint(
+            found.chosen,
+            menu,
+            found.reports,
+            model=model_id or self.model.model,
+            prompt_version=PROMPT_VERSION,
+        )
+        return Prepared(found.incident_id, found.chosen, found.reports, menu, fingerprint)
+
+    def saved_result(self, report_id: str) -> InvestigationResult | None:
+        """The newest saved run for the report, or ``None``. ``ReportNotFound`` if no report."""
+        with self.db.session() as session:
+            if not store.report_exists(session, report_id):
+                raise store.ReportNotFound(f"No report with id {report_id!r}.")
+            run = store.latest_run_for_report(session, report_id)
+            return store.result_from_run(run) if run is not None else None
+
+    def ledger_snapshot(self) -> LedgerSnapshot:
+        """Counts and cap; ``LedgerUnavailable`` when the ledger cannot be read."""
+        return self.ledger_factory().snapshot()
+
+    # --- the investigation -----------------------------------------------------------
+
+    async def investigate(
+        self, report_id: str, passphrase: str | None, *, force_live: bool = False
+    ) -> InvestigationResult:
+        """Run the six steps for one report. ``ReportNotFound`` for an unknown id.
+
+        ``force_live`` skips the saved-run lookup (``trace record-demo`` uses it); every
+        guard (passphrase, key, ledger, cap) still applies.
+        """
+        prepared = self.prepare(report_id)
+        if isinstance(prepared, Conclude):
+            return InvestigationResult(report_id, prepared.status, prepared.reason)
+        if not force_live:
+            with self.db.session() as session:
+                run = store.find_run(session, prepared.incident_id, prepared.fingerprint)
+                if run is not None:
+                    return store.result_from_run(run)
+        refused = self._refuse_live(passphrase)
+        if refused is not None:
+            return replace(refused, report_id=report_id, fingerprint=prepared.fingerprint)
+        result = await self._live(prepared)
+        if result.status.saved:
+            result = self._save(prepared.incident_id, result)
+        log.info(
+            "investigation report=%s status=%s requests=%d",
+            report_id,
+            result.status.value,
+            result.requests_sent,
+        )
+        return result
+
+    def _refuse_live(self, passphrase: str | None) -> InvestigationResult | None:
+        """UNAVAILABLE before anything is sent or counted, or ``None`` to go ahead."""
+        if not self.model.live_enabled:
+            reason = "Live checks are switched off on this server (no passphrase is set)."
+        elif not self.model.passphrase_matches(passphrase):
+            reason = "The passphrase was missing or did not match, so no model was asked."
+        else:
+            try:
+                self.model.provider_config().read_api_key()
+                return None
+            except NotConfigured as error:
+                reason = reason_for_error(error)
+        return InvestigationResult("", Status.UNAVAILABLE, reason)
+
+    async def _live(self, prepared: Prepared) -> InvestigationResult:
+        calls = _CallLog()
+        base = InvestigationResult(
+            report_id=prepared.chosen.report_id,
+            status=Status.FAILED,
+            reason="",
+            model=self.model.model,
+            prompt_version=PROMPT_VERSION,
+            fingerprint=prepared.fingerprint,
+        )
+        try:
+            ledger = self.ledger_factory()
+            provider = self.provider_factory(self.model.provider_config())
+        except ModelGateError as error:
+            return replace(base, status=status_for_error(error), reason=reason_for_error(error))
+        try:
+            gateway = Gateway(
+                providers=[provider],
+                ledger=ledger,
+                recorder=self.recorder,
+                retry=RetryPolicy(max_attempts=1),
+            )
+            with ledger.exclusive():
+                return await self._calls(prepared, gateway, calls, base)
+        except ModelGateError as error:  # LedgerBusy from exclusive(), before any call
+            return replace(
+                base,
+                status=status_for_error(error),
+                reason=reason_for_error(error),
+                usage=calls.totals(),
+                requests_sent=calls.sent,
+            )
+        finally:
+            closer = getattr(provider, "aclose", None)
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    await closer()
+
+    async def _calls(
+        self,
+        prepared: Prepared,
+        gateway: Gateway,
+        calls: _CallLog,
+        base: InvestigationResult,
+    ) -> InvestigationResult:
+        output_type = attribution_result_type(prepared.menu.names)
+        request = attribution_request(prepared.chosen, prepared.menu, output_type)
+        try:
+            labelled = await self._call(gateway, request, output_type, calls)
+        except ModelGateError as error:
+            return self._after_error(base, error, calls)
+        labels = labelled.value
+        named = source_name(labels)
+        result = replace(
+            base,
+            mode=Mode.LIVE,
+            attribution=labels.attribution.value,
+            referenced_source=named,
+            model=labelled.model or self.model.model,
+            citations=(_citation("report", prepared.chosen),),
+        )
+        decision = decide_after_attribution(
+            labels, {name: reports_from(name, prepared.reports) for name in prepared.menu.names}
+        )
+        if isinstance(decision, Conclude):
+            return self._finish(result, decision, calls)
+        referenced = decision.referenced
+        problem = referenced.text_problem
+        if problem is not None:
+            return self._finish(
+                result,
+                Conclude(Status.PARTIAL, f"The report from {referenced.source} cannot be "
+                         f"compared: {problem}"),
+                calls,
+            )
+        compare = support_request(prepared.chosen, referenced)
+        try:
+            compared = await self._call(gateway, compare, SupportResult, calls)
+        except ModelGateError as error:
+            return self._finish(
+                result,
+                Conclude(
+                    Status.PARTIAL,
+                    f"Trace retrieved the report from {referenced.source}, but the comparison "
+                    f"did not succeed: {reason_for_error(error)}",
+                ),
+                calls,
+            )
+        result = replace(
+            result,
+            support=compared.value.support.value,
+            citations=(_citation("report", prepared.chosen), _citation("referenced", referenced)),
+        )
+        return self._finish(result, decide_after_comparison(compared.value, referenced), calls)
+
+    async def _call(
+        self, gateway: Gateway, request: Any, output_type: Any, calls: _CallLog
+    ) -> Answer[Any]:
+        estimate = estimate_usage(request)
+        try:
+            answer: Answer[Any] = await gateway.attempt(request, output_type)
+        except ModelGateError as error:
+            if not _never_sent(error):
+                calls.sending(estimate.total_tokens)
+            raise
+        calls.sending(estimate.total_tokens)
+        calls.answers.append(answer.usage)
+        return answer
+
+    def _after_error(
+        self, base: InvestigationResult, error: ModelGateError, calls: _CallLog
+    ) -> InvestigationResult:
+        return replace(
+            base,
+            status=status_for_error(error),
+            mode=Mode.LIVE if calls.sent else None,
+            reason=reason_for_error(error),
+            usage=calls.totals(),
+            requests_sent=calls.sent,
+        )
+
+    def _finish(
+        self, result: InvestigationResult, decision: Conclude, calls: _CallLog
+    ) -> InvestigationResult:
+        return replace(
+            result,
+            status=decision.status,
+            reason=decision.reason,
+            run_at=self.clock(),
+            usage=calls.totals(),
+            requests_sent=calls.sent,
+        )
+
+    def _save(self, incident_id: str, result: InvestigationResult) -> InvestigationResult:
+        try:
+            with self.db.session() as session:
+                session.add(store.run_from_result(incident_id, result))
+        except IntegrityError:
+            return replace(
+                result,
+                reason=result.reason + " (Not saved: the report changed or was removed "
+                "while the model was answering.)",
+            )
+        return replace(result, saved=True)
+
+
+def _never_sent(error: ModelGateError) -> bool:
+    return isinstance(error, NotSent)
+
+
+def ledger_factory_for(settings: TraceSettings, db: Database | None = None) -> LedgerFactory:
+    """The JSON-file ledger under TRACE_HOME, or the SQL ledger when DATABASE_URL is
+    PostgreSQL. The cap is read from TRACE_MODEL_REQUEST_CAP on every use."""
+    if settings.database_url.startswith("postgresql"):
+        engine = db.engine if db is not None else make_engine(settings.database_url)
+
+        def sql_ledger() -> Ledger:
+            from modelgate.ledger import SqlLedger
+
+            ledger: Ledger = SqlLedger(engine, name=SQL_LEDGER_NAME, cap=cap_from_env(CAP_ENV))
+            return ledger
+
+        return sql_ledger
+
+    def file_ledger() -> Ledger:
+        return JsonFileLedger(settings.ledger_path, cap=cap_from_env(CAP_ENV))
+
+    return file_ledger
+
+
+def build_service(
+    db: Database,
+    settings: TraceSettings,
+    *,
+    model: ModelSettings | None = None,
+    provider_factory: ProviderFactory = build_provider,
+) -> InvestigationService:
+    """The service as the web app and the CLI use it, configured from the environment.
+
+    ``TRACE_MODEL_AUDIT_LOG`` (a file path), when set, appends every model exchange to a
+    JSONL audit log through modelgate's recorder (request bodies with secrets removed).
+    """
+    audit = os.environ.get(AUDIT_LOG_ENV, "").strip()
+    return InvestigationService(
+        db,
+        model=model or ModelSettings.from_env(),
+        ledger_factory=ledger_factory_for(settings, db),
+        provider_factory=provider_factory,
+        recorder=Recorder(Path(audit)) if audit else None,
+    )
+
+
+def _citation(role: str, report: ReportEvidence) -> Citation:
+    return Citation(
+        role=role,
+        report_id=report.report_id,
+        source=report.source,
+        excerpt=report.text,
+        reported_at=report.reported_at,
+    )
