@@ -1,6 +1,14 @@
-"""The `trace` command."""
+"""The `trace` command: `serve` and `reset` here; other parts add their own commands.
+
+Both commands work from any folder: the default SQLite file lives under ``.trace-local/``
+of the current folder unless ``TRACE_HOME`` or ``DATABASE_URL`` says otherwise.
+"""
+
+from __future__ import annotations
 
 import typer
+
+from trace_app.settings import SettingsError, TraceSettings
 
 app = typer.Typer(help="Trace: disaster people-tracing.", no_args_is_help=True)
 
@@ -8,3 +16,62 @@ app = typer.Typer(help="Trace: disaster people-tracing.", no_args_is_help=True)
 @app.callback()
 def main() -> None:
     """Trace: disaster people-tracing."""
+
+
+def _settings() -> TraceSettings:
+    try:
+        return TraceSettings.from_env()
+    except SettingsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    port: int = typer.Option(8000, help="Port to listen on."),
+) -> None:
+    """Serve the web app (the demo is seeded into an empty database)."""
+    import uvicorn
+
+    from trace_app.web.app import create_app
+
+    settings = _settings()
+    typer.echo(f"Trace on http://{host}:{port}  (database: {_describe(settings)})")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
+@app.command()
+def reset() -> None:
+    """Delete all records (investigation runs too) and seed the demo; never the ledger."""
+    from trace_app.demo.seed import reset_demo
+    from trace_app.domain.queries import list_incidents
+    from trace_app.plugins import load_optional_parts
+    from trace_app.store.db import Database
+
+    settings = _settings()
+    load_optional_parts()
+    db = Database.from_settings(settings)
+    try:
+        with db.session() as session:
+            incident = reset_demo(session)
+        with db.session() as session:
+            summary = next(s for s in list_incidents(session) if s.incident.id == incident.id)
+    finally:
+        db.dispose()
+    typer.echo(
+        f"Reset done: {summary.incident.name} with {summary.reports} reports, "
+        f"{summary.people} people, {summary.open_alerts} open alerts "
+        f"(database: {_describe(settings)})."
+    )
+
+
+def _describe(settings: TraceSettings) -> str:
+    """The database URL without a password."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(settings.database_url).render_as_string(hide_password=True)
+
+
+if __name__ == "__main__":
+    app()

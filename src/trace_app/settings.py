@@ -3,7 +3,7 @@
 | variable | default | meaning |
 | --- | --- | --- |
 | ``TRACE_HOME`` | ``<cwd>/.trace-local`` | folder for the SQLite file and the model ledger |
-| ``DATABASE_URL`` | ``sqlite:///<TRACE_HOME>/trace.db`` | SQLAlchemy URL; ``postgresql://`` uses psycopg 3 |
+| ``DATABASE_URL`` | ``sqlite:///<TRACE_HOME>/trace.db`` | SQLAlchemy URL (psycopg 3 for PG) |
 | ``TRACE_MAX_BODY_BYTES`` | ``1048576`` | largest request body the web app accepts (413 above) |
 | ``TRACE_SEED_ON_EMPTY`` | ``1`` | seed the demo when the database holds no incident |
 
@@ -56,7 +56,9 @@ class TraceSettings:
         try:
             max_body = int(raw_limit) if raw_limit else DEFAULT_MAX_BODY_BYTES
         except ValueError as exc:
-            raise SettingsError(f"TRACE_MAX_BODY_BYTES must be a whole number: {raw_limit!r}") from exc
+            raise SettingsError(
+                f"TRACE_MAX_BODY_BYTES must be a whole number: {raw_limit!r}"
+            ) from exc
         if max_body < 1024:
             raise SettingsError("TRACE_MAX_BODY_BYTES must be at least 1024")
         seed = env.get("TRACE_SEED_ON_EMPTY", "1").strip().lower() not in {"0", "false", "no"}

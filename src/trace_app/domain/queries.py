@@ -106,9 +106,7 @@ def people_page(
     sources loaded: five statements whatever the sizes."""
     limit = clamp_limit(limit)
     offset = max(0, offset)
-    total = session.scalar(
-        select(func.count(Person.id)).where(Person.incident_id == incident_id)
-    )
+    total = session.scalar(select(func.count(Person.id)).where(Person.incident_id == incident_id))
     people = session.scalars(
         select(Person)
         .where(Person.incident_id == incident_id)
@@ -116,9 +114,7 @@ def people_page(
         .offset(offset)
         .limit(limit)
         .options(
-            selectinload(Person.claims)
-            .joinedload(Claim.report)
-            .joinedload(Report.organization)
+            selectinload(Person.claims).joinedload(Claim.report).joinedload(Report.organization)
         )
     ).all()
     return Page(items=list(people), total=total or 0, offset=offset, limit=limit)
@@ -157,7 +153,11 @@ def reports_page(
         .order_by(Report.position, Report.id)
         .offset(offset)
         .limit(limit)
-        .options(joinedload(Report.organization), joinedload(Report.person))
+        .options(
+            joinedload(Report.organization),
+            joinedload(Report.person),
+            selectinload(Report.claims),
+        )
     ).all()
     return Page(items=list(reports), total=total or 0, offset=offset, limit=limit)
 

@@ -96,9 +96,7 @@ class Person(Base):
     name_key: Mapped[str] = mapped_column(String(200))
     age: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
-    claims: Mapped[list[Claim]] = relationship(
-        back_populates="person", order_by="Claim.position"
-    )
+    claims: Mapped[list[Claim]] = relationship(back_populates="person", order_by="Claim.position")
 
 
 class Report(Base):
@@ -112,9 +110,7 @@ class Report(Base):
     organization_id: Mapped[str] = mapped_column(
         ForeignKey("organizations.id", ondelete="CASCADE"), index=True
     )
-    person_id: Mapped[str] = mapped_column(
-        ForeignKey("people.id", ondelete="CASCADE"), index=True
-    )
+    person_id: Mapped[str] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"), index=True)
     summary: Mapped[str] = mapped_column(Text)
     original_text: Mapped[str] = mapped_column(Text)
     reported_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -146,12 +142,8 @@ class Claim(Base):
     incident_id: Mapped[str] = mapped_column(
         ForeignKey("incidents.id", ondelete="CASCADE"), index=True
     )
-    person_id: Mapped[str] = mapped_column(
-        ForeignKey("people.id", ondelete="CASCADE"), index=True
-    )
-    report_id: Mapped[str] = mapped_column(
-        ForeignKey("reports.id", ondelete="CASCADE"), index=True
-    )
+    person_id: Mapped[str] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"), index=True)
+    report_id: Mapped[str] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), index=True)
     status: Mapped[str] = mapped_column(String(20))
     location: Mapped[str] = mapped_column(String(300), default="")
     position: Mapped[int] = mapped_column(Integer, default=0)
@@ -168,12 +160,8 @@ class Alert(Base):
 
     id: Mapped[str] = _id()
     incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"))
-    person_id: Mapped[str] = mapped_column(
-        ForeignKey("people.id", ondelete="CASCADE"), index=True
-    )
-    claim_id: Mapped[str] = mapped_column(
-        ForeignKey("claims.id", ondelete="CASCADE"), index=True
-    )
+    person_id: Mapped[str] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"), index=True)
+    claim_id: Mapped[str] = mapped_column(ForeignKey("claims.id", ondelete="CASCADE"), index=True)
     state: Mapped[str] = mapped_column(String(10), default=AlertState.OPEN.value)
     raised_at: Mapped[datetime] = mapped_column(UTCDateTime())
     position: Mapped[int] = mapped_column(Integer, default=0)
@@ -198,9 +186,7 @@ class InvestigationRun(Base):
     incident_id: Mapped[str] = mapped_column(
         ForeignKey("incidents.id", ondelete="CASCADE"), index=True
     )
-    report_id: Mapped[str] = mapped_column(
-        ForeignKey("reports.id", ondelete="CASCADE"), index=True
-    )
+    report_id: Mapped[str] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), index=True)
     status: Mapped[str] = mapped_column(String(20))
     mode: Mapped[str] = mapped_column(String(20))
     model: Mapped[str] = mapped_column(String(200))

@@ -1,0 +1,297 @@
+"""The JSON API (a stable contract, documented in docs/trace.md).
+
+Lists are objects ``{"items": [...], "total", "offset", "limit"}``; errors are
+``{"detail": message, "code": code}``. Ids are opaque strings.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from trace_app.demo.seed import reset_demo
+from trace_app.domain import queries
+from trace_app.domain.errors import NotFoundError, PublishError, TraceError
+from trace_app.domain.publish import PublishReportInput, publish_report
+from trace_app.store.models import Alert, Person, Report
+from trace_app.web.deps import get_session
+
+router = APIRouter(prefix="/api", tags=["api"])
+
+
+class ErrorOut(BaseModel):
+    detail: str
+    code: str
+
+
+class PersonRef(BaseModel):
+    id: str
+    name: str
+    age: int | None
+
+
+class ReportOut(BaseModel):
+    id: str
+    incident_id: str
+    source: str
+    summary: str
+    original_text: str
+    reported_at: datetime
+    references: list[str]
+    person: PersonRef
+    person_age_reported: int | None
+    status: str
+    location: str
+    published_at: datetime
+    claim_id: str | None
+
+    @classmethod
+    def of(cls, report: Report) -> ReportOut:
+        return cls(
+            id=report.id,
+            incident_id=report.incident_id,
+            source=report.organization.name,
+            summary=report.summary,
+            original_text=report.original_text,
+            reported_at=report.reported_at,
+            references=list(report.references),
+            person=PersonRef(id=report.person.id, name=report.person.name, age=report.person.age),
+            person_age_reported=report.person_age,
+            status=report.status,
+            location=report.location,
+            published_at=report.published_at,
+            claim_id=report.claims[0].id if report.claims else None,
+        )
+
+
+class IncidentOut(BaseModel):
+    id: str
+    name: str
+    description: str
+    reports: int
+    people: int
+    open_alerts: int
+
+
+class IncidentList(BaseModel):
+    items: list[IncidentOut]
+
+
+class ReportPage(BaseModel):
+    items: list[ReportOut]
+    total: int
+    offset: int
+    limit: int
+
+
+class ClaimOut(BaseModel):
+    id: str
+    status: str
+    location: str
+    report_id: str
+    source: str
+    reported_at: datetime
+
+
+class PersonOut(BaseModel):
+    id: str
+    name: str
+    age: int | None
+    claims: list[ClaimOut]
+
+    @classmethod
+    def of(cls, person: Person) -> PersonOut:
+        return cls(
+            id=person.id,
+            name=person.name,
+            age=person.age,
+            claims=[
+                ClaimOut(
+                    id=c.id,
+                    status=c.status,
+                    location=c.location,
+                    report_id=c.report_id,
+                    source=c.report.organization.name,
+                    reported_at=c.report.reported_at,
+                )
+                for c in person.claims
+            ],
+        )
+
+
+class PeoplePage(BaseModel):
+    items: list[PersonOut]
+    total: int
+    offset: int
+    limit: int
+
+
+class AlertOut(BaseModel):
+    id: str
+    person_id: str
+    person_name: str
+    claim_id: str
+    report_id: str
+    source: str
+    state: str
+    raised_at: datetime
+
+    @classmethod
+    def of(cls, alert: Alert) -> AlertOut:
+        return cls(
+            id=alert.id,
+            person_id=alert.person_id,
+            person_name=alert.person.name,
+            claim_id=alert.claim_id,
+            report_id=alert.claim.report_id,
+            source=alert.claim.report.organization.name,
+            state=alert.state,
+            raised_at=alert.raised_at,
+        )
+
+
+class AlertPage(BaseModel):
+    items: list[AlertOut]
+    total: int
+    offset: int
+    limit: int
+
+
+class ResetOut(BaseModel):
+    incident_id: str
+    reports: int
+    people: int
+    open_alerts: int
+
+
+def error(status: int, exc: TraceError) -> JSONResponse:
+    code = getattr(exc, "code", "error")
+    return JSONResponse({"detail": str(exc), "code": code}, status_code=status)
+
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "description": "Unknown id"}}
+
+
+@router.post(
+    "/reports",
+    status_code=201,
+    response_model=ReportOut,
+    responses={422: {"model": ErrorOut, "description": "Empty summary or text, or bad field"}},
+)
+def create_report(
+    data: PublishReportInput, session: Session = Depends(get_session)
+) -> ReportOut | JSONResponse:
+    """Publish a report (the same function as the Organizations form)."""
+    try:
+        report = publish_report(session, data)
+        session.commit()
+    except PublishError as exc:
+        session.rollback()
+        return error(422, exc)
+    except NotFoundError as exc:
+        session.rollback()
+        return error(404, exc)
+    return ReportOut.of(queries.get_report(session, report.id))
+
+
+@router.get("/incidents", response_model=IncidentList)
+def list_incidents(session: Session = Depends(get_session)) -> IncidentList:
+    return IncidentList(
+        items=[
+            IncidentOut(
+                id=s.incident.id,
+                name=s.incident.name,
+                description=s.incident.description,
+                reports=s.reports,
+                people=s.people,
+                open_alerts=s.open_alerts,
+            )
+            for s in queries.list_incidents(session)
+        ]
+    )
+
+
+@router.get("/incidents/{incident_id}/reports", response_model=ReportPage, responses=NOT_FOUND)
+def list_reports(
+    incident_id: str,
+    offset: int = Query(0, ge=0),
+    limit: int = Query(100, ge=1, le=queries.MAX_PAGE_SIZE),
+    session: Session = Depends(get_session),
+) -> ReportPage | JSONResponse:
+    try:
+        queries.get_incident(session, incident_id)
+    except NotFoundError as exc:
+        return error(404, exc)
+    page = queries.reports_page(session, incident_id, offset=offset, limit=limit)
+    return ReportPage(
+        items=[ReportOut.of(r) for r in page.items],
+        total=page.total,
+        offset=page.offset,
+        limit=page.limit,
+    )
+
+
+@router.get("/reports/{report_id}", response_model=ReportOut, responses=NOT_FOUND)
+def get_report(report_id: str, session: Session = Depends(get_session)) -> ReportOut | JSONResponse:
+    try:
+        return ReportOut.of(queries.get_report(session, report_id))
+    except NotFoundError as exc:
+        return error(404, exc)
+
+
+@router.get("/incidents/{incident_id}/people", response_model=PeoplePage, responses=NOT_FOUND)
+def list_people(
+    incident_id: str,
+    offset: int = Query(0, ge=0),
+    limit: int = Query(100, ge=1, le=queries.MAX_PAGE_SIZE),
+    session: Session = Depends(get_session),
+) -> PeoplePage | JSONResponse:
+    try:
+        queries.get_incident(session, incident_id)
+    except NotFoundError as exc:
+        return error(404, exc)
+    page = queries.people_page(session, incident_id, offset=offset, limit=limit)
+    return PeoplePage(
+        items=[PersonOut.of(p) for p in page.items],
+        total=page.total,
+        offset=page.offset,
+        limit=page.limit,
+    )
+
+
+@router.get("/incidents/{incident_id}/alerts", response_model=AlertPage, responses=NOT_FOUND)
+def list_open_alerts(
+    incident_id: str,
+    limit: int = Query(100, ge=1, le=queries.MAX_PAGE_SIZE),
+    session: Session = Depends(get_session),
+) -> AlertPage | JSONResponse:
+    try:
+        queries.get_incident(session, incident_id)
+    except NotFoundError as exc:
+        return error(404, exc)
+    page = queries.open_alerts(session, incident_id, limit=limit)
+    return AlertPage(
+        items=[AlertOut.of(a) for a in page.items],
+        total=page.total,
+        offset=page.offset,
+        limit=page.limit,
+    )
+
+
+@router.post("/demo/reset", response_model=ResetOut)
+def reset(session: Session = Depends(get_session)) -> ResetOut:
+    """Delete everything (investigation runs included) and seed the demo again."""
+    incident = reset_demo(session)
+    session.commit()
+    summary = next(s for s in queries.list_incidents(session) if s.incident.id == incident.id)
+    return ResetOut(
+        incident_id=incident.id,
+        reports=summary.reports,
+        people=summary.people,
+        open_alerts=summary.open_alerts,
+    )

@@ -1,0 +1,84 @@
+"""The FastAPI application factory.
+
+``create_app(settings)`` opens the database, applies migrations, seeds the demo when the
+database is empty, and mounts the pages, the JSON API and the static files. The
+investigation's routes are included when ``trace_app.web.investigation_routes`` exists
+(it exposes ``router``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from trace_app.demo.seed import ensure_seeded
+from trace_app.plugins import load_optional_parts
+from trace_app.settings import TraceSettings
+from trace_app.store.db import Database
+from trace_app.web import api, pages
+from trace_app.web.deps import ReportContextProvider, make_templates
+from trace_app.web.security import SecurityMiddleware
+
+log = logging.getLogger(__name__)
+
+INVESTIGATION_ROUTES = "trace_app.web.investigation_routes"
+
+
+def create_app(settings: TraceSettings | None = None, *, db: Database | None = None) -> FastAPI:
+    settings = settings or TraceSettings.from_env()
+    load_optional_parts()
+    database = db or Database.from_settings(settings)
+    if settings.seed_on_empty:
+        with database.session() as session:
+            if ensure_seeded(session):
+                log.info("seeded the demo into an empty database")
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if db is None:
+            database.dispose()
+
+    app = FastAPI(
+        title="Trace",
+        summary="Disaster people-tracing: incidents, organisations, reports, people, alerts.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.db = database
+    app.state.templates = make_templates()
+    report_context: list[ReportContextProvider] = []
+    app.state.report_context_providers = report_context
+
+    app.add_middleware(SecurityMiddleware, max_body_bytes=settings.max_body_bytes)
+    static_dir = resources.files("trace_app.web").joinpath("static")
+    app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    _include_investigation_routes(app)
+    return app
+
+
+def _include_investigation_routes(app: FastAPI) -> None:
+    try:
+        module = importlib.import_module(INVESTIGATION_ROUTES)
+    except ModuleNotFoundError as exc:
+        if exc.name != INVESTIGATION_ROUTES:
+            raise
+        return
+    app.include_router(module.router)
+    setup = getattr(module, "setup", None)
+    if callable(setup):
+        setup(app)
+
+
+def app_from_env() -> FastAPI:
+    """For ``uvicorn --factory trace_app.web.app:app_from_env``."""
+    return create_app(TraceSettings.from_env())

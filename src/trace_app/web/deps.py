@@ -1,0 +1,53 @@
+"""Shared pieces of the web layer: the session dependency and the template renderer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from importlib import resources
+from typing import Any
+
+from fastapi import Request
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from sqlalchemy.orm import Session
+from starlette.responses import Response
+
+from trace_app.store.db import Database
+from trace_app.store.models import Report
+
+ReportContextProvider = Callable[[Session, Report], dict[str, Any]]
+"""Adds names to the report view's template context (e.g. the investigation's saved
+result for ``investigation/panel.html``). Must not call a model or write anything."""
+
+TEMPLATES_DIR = resources.files("trace_app.web").joinpath("templates")
+
+
+def make_templates() -> Jinja2Templates:
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES_DIR)),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return Jinja2Templates(env=env)
+
+
+def database(request: Request) -> Database:
+    db = request.app.state.db
+    assert isinstance(db, Database)
+    return db
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """A session per request; handlers that write commit themselves."""
+    with database(request).sessions() as session:
+        yield session
+
+
+def render(
+    request: Request, template: str, context: dict[str, Any], status_code: int = 200
+) -> Response:
+    templates: Jinja2Templates = request.app.state.templates
+    base = {"csrf_token": getattr(request.state, "csrf_token", "")}
+    base.update(context)
+    return templates.TemplateResponse(request, template, base, status_code=status_code)

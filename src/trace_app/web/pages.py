@@ -1,0 +1,170 @@
+"""HTML pages: Incidents, Organizations (publish form), People, Reports, report view, Reset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import RedirectResponse
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from trace_app.demo.seed import reset_demo
+from trace_app.domain import queries
+from trace_app.domain.errors import NotFoundError, PublishError
+from trace_app.domain.publish import publish_report
+from trace_app.store.models import ClaimStatus, Incident
+from trace_app.web.deps import get_session, render
+from trace_app.web.forms import STATUSES, FormError, ReportForm
+
+router = APIRouter(include_in_schema=False)
+
+
+def _default_incident(session: Session) -> Incident | None:
+    summaries = queries.list_incidents(session)
+    return summaries[0].incident if summaries else None
+
+
+def _not_found(request: Request, message: str) -> Response:
+    return render(request, "error.html", {"title": "Not found", "message": message}, 404)
+
+
+@router.get("/")
+def home(request: Request, session: Session = Depends(get_session)) -> Response:
+    summaries = queries.list_incidents(session)
+    return render(
+        request,
+        "home.html",
+        {
+            "summaries": summaries,
+            "nav_incident": summaries[0].incident if summaries else None,
+            "was_reset": request.query_params.get("reset") == "1",
+        },
+    )
+
+
+@router.get("/incidents/{incident_id}")
+def incident(incident_id: str) -> Response:
+    return RedirectResponse(f"/incidents/{incident_id}/people", status_code=307)
+
+
+def _page_number(request: Request) -> int:
+    try:
+        return max(1, int(request.query_params.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+@router.get("/incidents/{incident_id}/people")
+def people(request: Request, incident_id: str, session: Session = Depends(get_session)) -> Response:
+    try:
+        incident = queries.get_incident(session, incident_id)
+    except NotFoundError as exc:
+        return _not_found(request, str(exc))
+    number = _page_number(request)
+    limit = queries.PEOPLE_PER_PAGE
+    page = queries.people_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
+    alerts = queries.open_alerts(session, incident_id)
+    return render(
+        request,
+        "people.html",
+        {"incident": incident, "nav_incident": incident, "page": page, "alerts": alerts},
+    )
+
+
+@router.get("/incidents/{incident_id}/reports")
+def reports(
+    request: Request, incident_id: str, session: Session = Depends(get_session)
+) -> Response:
+    try:
+        incident = queries.get_incident(session, incident_id)
+    except NotFoundError as exc:
+        return _not_found(request, str(exc))
+    number = _page_number(request)
+    limit = queries.PEOPLE_PER_PAGE
+    page = queries.reports_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
+    return render(
+        request, "reports.html", {"incident": incident, "nav_incident": incident, "page": page}
+    )
+
+
+@router.get("/reports/{report_id}")
+def report_view(
+    request: Request, report_id: str, session: Session = Depends(get_session)
+) -> Response:
+    try:
+        report = queries.get_report(session, report_id)
+    except NotFoundError as exc:
+        return _not_found(request, str(exc))
+    context: dict[str, Any] = {
+        "report": report,
+        "incident": report.incident,
+        "nav_incident": report.incident,
+        "just_published": request.query_params.get("published") == "1",
+    }
+    for provider in request.app.state.report_context_providers:
+        context.update(provider(session, report))
+    return render(request, "report.html", context)
+
+
+def _form_page(
+    request: Request, session: Session, form: ReportForm, status_code: int = 200
+) -> Response:
+    summaries = queries.list_incidents(session)
+    incidents = [s.incident for s in summaries]
+    selected = next((i for i in incidents if i.id == form.incident_id), None)
+    return render(
+        request,
+        "organizations.html",
+        {
+            "form": form,
+            "incidents": incidents,
+            "organizations": queries.list_organizations(session),
+            "statuses": STATUSES,
+            "nav_incident": selected or (incidents[0] if incidents else None),
+        },
+        status_code,
+    )
+
+
+@router.get("/organizations")
+def organizations(request: Request, session: Session = Depends(get_session)) -> Response:
+    incident_id = request.query_params.get("incident_id", "")
+    if not incident_id:
+        default = _default_incident(session)
+        incident_id = default.id if default else ""
+    if request.query_params.get("example") == "hospital":
+        form = ReportForm.from_example(incident_id)
+    else:
+        form = ReportForm(incident_id=incident_id, status=ClaimStatus.MISSING.value)
+    return _form_page(request, session, form)
+
+
+@router.post("/organizations/reports")
+async def publish(request: Request, session: Session = Depends(get_session)) -> Response:
+    submitted = await request.form()
+    form = ReportForm.from_mapping(submitted)
+    return await run_in_threadpool(_publish_form, request, session, form)
+
+
+def _publish_form(request: Request, session: Session, form: ReportForm) -> Response:
+    try:
+        report = publish_report(session, form.to_input())
+        session.commit()
+    except FormError as exc:
+        session.rollback()
+        form.errors = exc.messages
+        return _form_page(request, session, form, 422)
+    except (PublishError, NotFoundError) as exc:
+        session.rollback()
+        form.errors = [str(exc)]
+        return _form_page(request, session, form, 422)
+    return RedirectResponse(f"/reports/{report.id}?published=1", status_code=303)
+
+
+@router.post("/demo/reset")
+def reset(session: Session = Depends(get_session)) -> Response:
+    reset_demo(session)
+    session.commit()
+    return RedirectResponse("/?reset=1", status_code=303)

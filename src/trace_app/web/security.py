@@ -1,0 +1,246 @@
+"""One ASGI middleware for request safety: body size, cross-site requests, headers.
+
+- **Body size**: a body larger than ``max_body_bytes`` (by Content-Length, or counted while
+  reading a chunked body) is refused with 413 before the app sees it.
+- **Cross-site requests** on POST/PUT/PATCH/DELETE:
+  a browser's ``Sec-Fetch-Site: cross-site`` or an ``Origin`` other than the server's own
+  is refused (403). ``/api/...`` accepts only ``application/json`` bodies (415 otherwise):
+  a cross-site page cannot send that without a CORS preflight, which Trace never grants.
+  Every other unsafe request (HTML forms, htmx) must carry the double-submit token: the
+  ``trace_csrf`` cookie's value in the ``csrf_token`` form field or the ``X-CSRF-Token``
+  header (403 otherwise).
+- **Headers**: a strict Content-Security-Policy (scripts and styles from this server
+  only), ``nosniff``, no framing, same-origin referrers.
+
+The token is available to templates as ``request.state.csrf_token``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable
+from http.cookies import SimpleCookie
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+CSRF_COOKIE = "trace_csrf"
+CSRF_FIELD = "csrf_token"
+CSRF_HEADER = "x-csrf-token"
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "object-src 'none'"
+)
+# FastAPI's interactive /docs page loads Swagger UI from a CDN with an inline script.
+DOCS_CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
+    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: "
+    "https://fastapi.tiangolo.com; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+)
+DOCS_PATHS = frozenset({"/docs", "/redoc"})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _cookie_token(headers: Headers) -> str | None:
+    raw = headers.get("cookie")
+    if not raw:
+        return None
+    cookie = SimpleCookie()
+    try:
+        cookie.load(raw)
+    except Exception:
+        return None
+    morsel = cookie.get(CSRF_COOKIE)
+    if morsel is None or not morsel.value:
+        return None
+    return morsel.value
+
+
+def _same_origin(scope: Scope, headers: Headers) -> bool:
+    site = headers.get("sec-fetch-site")
+    if site is not None and site not in {"same-origin", "none"}:
+        return False
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    if origin == "null":
+        return False
+    host = headers.get("host", "")
+    return urlsplit(origin).netloc == host
+
+
+def _form_token(body: bytes) -> str | None:
+    try:
+        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+    except UnicodeDecodeError:
+        return None
+    values = fields.get(CSRF_FIELD)
+    return values[0] if values else None
+
+
+class SecurityMiddleware:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        path: str = scope.get("path", "")
+        is_api = path.startswith("/api/")
+        cookie_token = _cookie_token(headers)
+        token = cookie_token or secrets.token_urlsafe(32)
+        scope.setdefault("state", {})["csrf_token"] = token
+        send = self._with_headers(send, path, None if cookie_token else token)
+
+        declared = headers.get("content-length")
+        if declared is not None:
+            try:
+                too_big = int(declared) > self.max_body_bytes
+            except ValueError:
+                await _refuse(send, 400, "The Content-Length header is not a number.", is_api)
+                return
+            if too_big:
+                await self._refuse_too_large(send, is_api)
+                return
+
+        method = scope["method"].upper()
+        has_body = method in UNSAFE_METHODS or declared is not None
+        has_body = has_body or "transfer-encoding" in headers
+        body = b""
+        if has_body:
+            try:
+                body = await self._read_body(receive)
+            except _TooLarge:
+                await self._refuse_too_large(send, is_api)
+                return
+
+        if method in UNSAFE_METHODS:
+            problem = self._cross_site_problem(scope, headers, body, is_api, cookie_token)
+            if problem is not None:
+                status, message = problem
+                await _refuse(send, status, message, is_api)
+                return
+
+        if has_body:
+            receive = _replay(body, receive)
+        await self.app(scope, receive, send)
+
+    def _cross_site_problem(
+        self,
+        scope: Scope,
+        headers: Headers,
+        body: bytes,
+        is_api: bool,
+        cookie_token: str | None,
+    ) -> tuple[int, str] | None:
+        if not _same_origin(scope, headers):
+            return 403, "Cross-site requests are refused."
+        if is_api:
+            media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if media != "application/json":
+                return 415, "Send the request body as application/json."
+            return None
+        sent = headers.get(CSRF_HEADER)
+        media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if sent is None and media == "application/x-www-form-urlencoded":
+            sent = _form_token(body)
+        if cookie_token is None or sent is None or not secrets.compare_digest(sent, cookie_token):
+            return (
+                403,
+                "The form has expired or came from another site. Reload the page and try again.",
+            )
+        return None
+
+    async def _read_body(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise _TooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+    async def _refuse_too_large(self, send: Send, is_api: bool) -> None:
+        await _refuse(
+            send,
+            413,
+            f"The request is too large: the limit is {self.max_body_bytes:,} bytes.",
+            is_api,
+        )
+
+    def _with_headers(self, send: Send, path: str, new_token: str | None) -> Send:
+        policy = DOCS_CONTENT_SECURITY_POLICY if path in DOCS_PATHS else CONTENT_SECURITY_POLICY
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                out = MutableHeaders(scope=message)
+                out.setdefault("content-security-policy", policy)
+                out.setdefault("x-content-type-options", "nosniff")
+                out.setdefault("x-frame-options", "DENY")
+                out.setdefault("referrer-policy", "same-origin")
+                if new_token is not None:
+                    out.append(
+                        "set-cookie",
+                        f"{CSRF_COOKIE}={new_token}; Path=/; HttpOnly; SameSite=Strict",
+                    )
+            await send(message)
+
+        return send_with_headers
+
+
+def _replay(body: bytes, original: Receive) -> Receive:
+    """Hand the buffered body to the app once, then wait on the real connection."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await original()
+
+    return receive
+
+
+async def _refuse(send: Send, status: int, message: str, as_json: bool) -> None:
+    if as_json:
+        payload = json.dumps({"detail": message, "code": f"http_{status}"}).encode()
+        content_type = b"application/json"
+    else:
+        payload = _html_error(status, message).encode()
+        content_type = b"text/html; charset=utf-8"
+    headers: Iterable[tuple[bytes, bytes]] = [
+        (b"content-type", content_type),
+        (b"content-length", str(len(payload)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def _html_error(status: int, message: str) -> str:
+    # The message is ours (no user text), so no escaping is needed.
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>{status} - Trace</title><link rel=stylesheet href=/static/trace.css></head>"
+        f'<body><main class="page"><h1>Request refused ({status})</h1><p role=alert>{message}</p>'
+        '<p><a href="/">Back to Trace</a></p></main></body></html>'
+    )
