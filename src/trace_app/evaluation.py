@@ -1,0 +1,411 @@
+"""``trace eval``: run a labelled set of reports through the real investigation.
+
+Each case (one JSON object per line, see docs/evaluation.md) becomes its own incident in
+a throw-away SQLite database: the named sources publish one report each, then the case's
+report is published through :func:`publish_report`, and :class:`InvestigationService`
+investigates it with the configured model behind a fresh passphrase and a throw-away
+ledger. Nothing here decides a label or a status: the service does, with the same rules,
+prompts, gateway and ledger as the web app. This module only counts.
+
+Measured per case: the model's label and source (first call), the final status, calls
+sent, wall-clock latency of the whole investigation, and tokens. Summed up: a confusion
+matrix, label and source accuracy (an invalid answer counts as wrong), the count of
+*misleading* outcomes (a report labelled RELAY or UNCLEAR by the set that ends
+COMPLETED, i.e. shown to a person as first-hand), the share of valid first answers, and
+the ledger's own request count as a cross-check.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from modelgate.ledger import JsonFileLedger
+from modelgate.providers import Provider, ProviderConfig, build_provider
+from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
+from trace_app.investigation.answers import NO_SOURCE, Attribution
+from trace_app.investigation.model_settings import ModelSettings
+from trace_app.investigation.requests import PROMPT_VERSION
+from trace_app.investigation.service import InvestigationService
+from trace_app.investigation.vocabulary import Status
+from trace_app.store.db import Database, make_engine, migrate
+from trace_app.store.models import ClaimStatus, Incident
+from trace_app.store.types import new_id
+
+LABELS: tuple[str, ...] = tuple(a.value for a in Attribution)
+INVALID = "INVALID"
+CASE_START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
+
+
+class EvalCaseError(ValueError):
+    """A line of the cases file is not a valid case (the message names the line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EvalCase:
+    """One labelled report. ``named_sources`` each publish one report in the same incident
+    (text from ``named_source_texts`` or a short neutral entry) before the case's report."""
+
+    id: str
+    text: str
+    source: str
+    named_sources: tuple[str, ...]
+    label: str
+    referenced_source: str
+    person: str = "Unnamed Person"
+    named_source_texts: dict[str, str] = field(default_factory=dict)
+
+
+_REQUIRED = ("text", "source", "named_sources", "label", "referenced_source")
+_OPTIONAL = ("id", "person", "named_source_texts", "note")
+
+
+def parse_case(data: Any, *, where: str) -> EvalCase:
+    """One case from a decoded JSON object; :class:`EvalCaseError` when it is unusable."""
+    if not isinstance(data, dict):
+        raise EvalCaseError(f"{where}: a case is a JSON object")
+    missing = [key for key in _REQUIRED if key not in data]
+    unknown = sorted(set(data) - set(_REQUIRED) - set(_OPTIONAL))
+    if missing or unknown:
+        raise EvalCaseError(f"{where}: missing keys {missing}, unknown keys {unknown}")
+    named = data["named_sources"]
+    texts = data.get("named_source_texts", {})
+    strings = [data["text"], data["source"], data["label"], data["referenced_source"]]
+    if not all(isinstance(v, str) for v in strings):
+        raise EvalCaseError(f"{where}: text, source, label, referenced_source must be strings")
+    if not isinstance(named, list) or not all(isinstance(n, str) and n.strip() for n in named):
+        raise EvalCaseError(f"{where}: named_sources must be a list of names")
+    if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
+        raise EvalCaseError(f"{where}: named_source_texts must map names to texts")
+    if data["label"] not in LABELS:
+        raise EvalCaseError(f"{where}: label must be one of {', '.join(LABELS)}")
+    expected = data["referenced_source"]
+    if expected != NO_SOURCE and expected not in named:
+        raise EvalCaseError(f"{where}: referenced_source must be NONE or one of named_sources")
+    if data["source"] in named:
+        raise EvalCaseError(f"{where}: a report cannot name its own source")
+    return EvalCase(
+        id=str(data.get("id") or where),
+        text=data["text"],
+        source=data["source"],
+        named_sources=tuple(named),
+        label=data["label"],
+        referenced_source=expected,
+        person=str(data.get("person") or "Unnamed Person"),
+        named_source_texts=dict(texts),
+    )
+
+
+def load_cases(path: Path) -> list[EvalCase]:
+    """Every case in a JSONL file (blank lines and lines starting with ``#`` are skipped)."""
+    cases: list[EvalCase] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{path.name}:{number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise EvalCaseError(f"{where}: not JSON ({error.msg})") from None
+        cases.append(parse_case(data, where=where))
+    if not cases:
+        raise EvalCaseError(f"{path}: no cases")
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise EvalCaseError(f"{path}: case ids must be unique")
+    return cases
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    """What the real flow did with one case."""
+
+    id: str
+    expected_label: str
+    expected_source: str
+    status: str
+    label: str  # the model's first label, or INVALID when no valid answer came back
+    referenced_source: str | None
+    support: str | None
+    requests_sent: int
+    latency_s: float
+    prompt_tokens: int
+    completion_tokens: int
+    usage_source: str
+    saved: bool
+    reason: str
+
+    @property
+    def valid(self) -> bool:
+        return self.label != INVALID
+
+    @property
+    def label_correct(self) -> bool:
+        return self.label == self.expected_label
+
+    @property
+    def source_correct(self) -> bool:
+        return self.valid and self.referenced_source == self.expected_source
+
+    @property
+    def misleading(self) -> bool:
+        """A report the set says is not first-hand, shown to a person as COMPLETED."""
+        return self.expected_label != Attribution.DIRECT and self.status == Status.COMPLETED
+
+
+@dataclass(frozen=True, slots=True)
+class EvalReport:
+    model: str
+    base_url: str
+    prompt_version: str
+    started_at: str
+    outcomes: tuple[CaseOutcome, ...]
+    ledger_requests: int
+
+    def summary(self) -> dict[str, Any]:
+        outcomes = self.outcomes
+        total = len(outcomes)
+        sent = [o for o in outcomes if o.requests_sent > 0]
+        latencies = sorted(o.latency_s for o in sent)
+        calls = sum(o.requests_sent for o in outcomes)
+        return {
+            "cases": total,
+            "label_accuracy": _share(sum(o.label_correct for o in outcomes), total),
+            "source_accuracy": _share(sum(o.source_correct for o in outcomes), total),
+            "valid_answer_share": _share(sum(o.valid for o in sent), len(sent)),
+            "misleading_completed": sum(o.misleading for o in outcomes),
+            "confusion": confusion_matrix(outcomes),
+            "statuses": _count(o.status for o in outcomes),
+            "model_calls": calls,
+            "ledger_requests": self.ledger_requests,
+            "latency_s": _latency(latencies, calls),
+            "tokens": {
+                "prompt": sum(o.prompt_tokens for o in outcomes),
+                "completion": sum(o.completion_tokens for o in outcomes),
+                "usage_sources": _count(o.usage_source for o in sent),
+            },
+        }
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "base_url": self.base_url,
+            "prompt_version": self.prompt_version,
+            "started_at": self.started_at,
+            "summary": self.summary(),
+            "cases": [asdict(o) for o in self.outcomes],
+        }
+
+
+def confusion_matrix(outcomes: Sequence[CaseOutcome]) -> dict[str, dict[str, int]]:
+    """Rows: the set's label. Columns: the model's label, or INVALID."""
+    matrix = {expected: dict.fromkeys((*LABELS, INVALID), 0) for expected in LABELS}
+    for outcome in outcomes:
+        matrix[outcome.expected_label][outcome.label] += 1
+    return matrix
+
+
+def _latency(latencies: Sequence[float], calls: int) -> dict[str, float | None]:
+    """Seconds per investigation (wall clock, all its calls) and per model call."""
+    if not latencies:
+        return dict.fromkeys(
+            ("per_investigation_mean", "per_investigation_median", "per_investigation_max"),
+            None,
+        ) | {"per_call_mean": None}
+    return {
+        "per_investigation_mean": _round(statistics.fmean(latencies)),
+        "per_investigation_median": _round(statistics.median(latencies)),
+        "per_investigation_max": _round(max(latencies)),
+        "per_call_mean": _round(sum(latencies) / calls) if calls else None,
+    }
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _round(value: float) -> float:
+    return round(value, 3)
+
+
+def _count(values: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[str(value)] = counts.get(str(value), 0) + 1
+    return dict(sorted(counts.items()))
+
+
+# --- running ---------------------------------------------------------------------------
+
+
+def _publish_case(db: Database, case: EvalCase, index: int) -> str:
+    """The case's incident, its named sources' reports and its own; the report id."""
+    when = CASE_START + timedelta(hours=index)
+    with db.session() as session:
+        incident = Incident(id=new_id("inc"), name=f"Evaluation case {case.id}")
+        session.add(incident)
+        session.flush()
+        for offset, name in enumerate(case.named_sources, start=1):
+            text = case.named_source_texts.get(name) or (
+                f"{name} entry about {case.person}, logged by its own staff."
+            )
+            publish_report(
+                session,
+                PublishReportInput(
+                    incident_id=incident.id,
+                    source=name,
+                    summary=f"{name} entry about {case.person}",
+                    original_text=text,
+                    reported_at=when + timedelta(minutes=offset),
+                    person=PersonInput(name=case.person),
+                    status=ClaimStatus.SAFE,
+                ),
+            )
+        report = publish_report(
+            session,
+            PublishReportInput(
+                incident_id=incident.id,
+                source=case.source,
+                summary=f"Evaluation report about {case.person}",
+                original_text=case.text,
+                reported_at=when + timedelta(minutes=30),
+                person=PersonInput(name=case.person),
+                status=ClaimStatus.SAFE,
+            ),
+        )
+        return report.id
+
+
+async def run_evaluation(
+    cases: Sequence[EvalCase],
+    model: ModelSettings,
+    *,
+    workdir: Path | None = None,
+    provider_factory: Callable[[ProviderConfig], Provider] = build_provider,
+    progress: Callable[[CaseOutcome], None] | None = None,
+) -> EvalReport:
+    """Investigate every case live, one after the other, and collect the outcomes.
+
+    The database and ledger live in ``workdir`` (a temporary folder when ``None``), never
+    in the app's own store. A fresh passphrase enables live checks for this run only.
+    """
+    with tempfile.TemporaryDirectory(prefix="trace-eval-") as scratch:
+        folder = workdir if workdir is not None else Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        engine = make_engine(f"sqlite:///{folder / 'eval.db'}")
+        migrate(engine)
+        db = Database(engine)
+        ledger_path = folder / "eval-model-usage.json"
+        cap = min(max(2 * len(cases), 1), 1000)
+        passphrase = secrets.token_urlsafe(24)
+        service = InvestigationService(
+            db,
+            model=replace(model, passphrase=passphrase),
+            ledger_factory=lambda: JsonFileLedger(ledger_path, cap=cap),
+            provider_factory=provider_factory,
+        )
+        started = datetime.now(UTC).isoformat(timespec="seconds")
+        outcomes: list[CaseOutcome] = []
+        try:
+            for index, case in enumerate(cases):
+                report_id = _publish_case(db, case, index)
+                began = time.perf_counter()
+                result = await service.investigate(report_id, passphrase)
+                elapsed = time.perf_counter() - began
+                outcome = CaseOutcome(
+                    id=case.id,
+                    expected_label=case.label,
+                    expected_source=case.referenced_source,
+                    status=result.status.value,
+                    label=result.attribution or INVALID,
+                    referenced_source=result.referenced_source,
+                    support=result.support,
+                    requests_sent=result.requests_sent,
+                    latency_s=round(elapsed, 3),
+                    prompt_tokens=result.usage.prompt_tokens,
+                    completion_tokens=result.usage.completion_tokens,
+                    usage_source=result.usage.source,
+                    saved=result.saved,
+                    reason=result.reason,
+                )
+                outcomes.append(outcome)
+                if progress is not None:
+                    progress(outcome)
+            requests = JsonFileLedger(ledger_path, cap=cap).snapshot().requests
+        finally:
+            db.dispose()
+    return EvalReport(
+        model=model.model,
+        base_url=model.base_url,
+        prompt_version=PROMPT_VERSION,
+        started_at=started,
+        outcomes=tuple(outcomes),
+        ledger_requests=requests,
+    )
+
+
+# --- output ----------------------------------------------------------------------------
+
+
+def render_text(report: EvalReport) -> str:
+    """The summary as plain text for a terminal (the JSON file holds the same figures)."""
+    s = report.summary()
+    width = max(len(c) for c in (*LABELS, INVALID)) + 2
+    columns = (*LABELS, INVALID)
+    lines = [
+        f"model {report.model} at {report.base_url}, prompt {report.prompt_version}",
+        f"cases {s['cases']}, model calls {s['model_calls']} "
+        f"(ledger counted {s['ledger_requests']})",
+        "",
+        "confusion (rows: expected label, columns: model's label)",
+        "expected".ljust(width) + "".join(c.rjust(width) for c in columns),
+    ]
+    for expected, row in s["confusion"].items():
+        lines.append(expected.ljust(width) + "".join(str(row[c]).rjust(width) for c in columns))
+    latency = s["latency_s"]
+    tokens = s["tokens"]
+    lines += [
+        "",
+        f"label accuracy        {_pct(s['label_accuracy'])}",
+        f"source accuracy       {_pct(s['source_accuracy'])}",
+        f"valid answers         {_pct(s['valid_answer_share'])}",
+        f"misleading COMPLETED  {s['misleading_completed']} "
+        "(a report the set calls RELAY/UNCLEAR shown as first-hand)",
+        f"statuses              {s['statuses']}",
+        f"latency per check     mean {latency['per_investigation_mean']} s, "
+        f"median {latency['per_investigation_median']} s, "
+        f"max {latency['per_investigation_max']} s; per call {latency['per_call_mean']} s",
+        f"tokens                prompt {tokens['prompt']}, completion {tokens['completion']} "
+        f"(usage from {tokens['usage_sources']})",
+    ]
+    return "\n".join(lines)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def write_json(report: EvalReport, path: Path) -> None:
+    """Write the report atomically (temp file in the same folder, fsync, rename)."""
+    import os
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(report.as_json(), indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
