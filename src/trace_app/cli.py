@@ -73,5 +73,15 @@ def _describe(settings: TraceSettings) -> str:
     return make_url(settings.database_url).render_as_string(hide_password=True)
 
 
+def _register_investigation_commands() -> None:
+    # hook for the investigation (issue 4): `investigate`, `ledger`, `record-demo`
+    from trace_app.investigation.cli import register
+
+    register(app)
+
+
+_register_investigation_commands()
+
+
 if __name__ == "__main__":
     app()

@@ -152,6 +152,19 @@ class InvestigationService:
         )
         return Prepared(found.incident_id, found.chosen, found.reports, menu, fingerprint)
 
+    def without_call(self, report_id: str) -> InvestigationResult | None:
+        """Steps 1-3 only: PARTIAL, or the saved run for this content, or ``None`` when
+        only a live call could answer. Never calls a model."""
+        prepared = self.prepare(report_id)
+        if isinstance(prepared, Conclude):
+            return InvestigationResult(report_id, prepared.status, prepared.reason)
+        return self._saved_for(prepared)
+
+    def _saved_for(self, prepared: Prepared) -> InvestigationResult | None:
+        with self.db.session() as session:
+            run = store.find_run(session, prepared.incident_id, prepared.fingerprint)
+            return store.result_from_run(run) if run is not None else None
+
     def saved_result(self, report_id: str) -> InvestigationResult | None:
         """The newest saved run for the report, or ``None``. ``ReportNotFound`` if no report."""
         with self.db.session() as session:
@@ -178,10 +191,9 @@ class InvestigationService:
         if isinstance(prepared, Conclude):
             return InvestigationResult(report_id, prepared.status, prepared.reason)
         if not force_live:
-            with self.db.session() as session:
-                run = store.find_run(session, prepared.incident_id, prepared.fingerprint)
-                if run is not None:
-                    return store.result_from_run(run)
+            saved = self._saved_for(prepared)
+            if saved is not None:
+                return saved
         refused = self._refuse_live(passphrase)
         if refused is not None:
             return replace(refused, report_id=report_id, fingerprint=prepared.fingerprint)

@@ -1,0 +1,156 @@
+"""The investigation's commands: ``trace investigate``, ``trace ledger``, ``trace record-demo``.
+
+:func:`register` adds them to the ``trace`` Typer app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import typer
+
+from trace_app.investigation.model_settings import PASSPHRASE_ENV, ModelSettingsError
+
+
+def _passphrase(ask: bool) -> str | None:
+    """From TRACE_LIVE_PASSPHRASE, else typed at a hidden prompt (never echoed or logged)."""
+    value = os.environ.get(PASSPHRASE_ENV, "")
+    if value:
+        return value
+    if not ask:
+        return None
+    typed: str = typer.prompt(
+        "Live-check passphrase (empty: show a saved result only)",
+        default="",
+        hide_input=True,
+        show_default=False,
+    )
+    return typed or None
+
+
+def investigate(
+    report_id: str = typer.Argument(..., help="The report to investigate."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    prompt: bool = typer.Option(
+        True, "--prompt/--no-prompt", help="Ask for the passphrase when the variable is unset."
+    ),
+) -> None:
+    """Investigate how one report attributes its information (at most two model calls)."""
+    from trace_app.cli import _settings
+    from trace_app.domain.errors import NotFoundError
+    from trace_app.investigation.service import build_service
+    from trace_app.plugins import load_optional_parts
+    from trace_app.store.db import Database
+
+    settings = _settings()
+    load_optional_parts()
+    db = Database.from_settings(settings)
+    try:
+        try:
+            service = build_service(db, settings)
+        except ModelSettingsError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
+        try:
+            # PARTIAL or a saved run needs no passphrase: ask only when a call is due
+            result = service.without_call(report_id) or asyncio.run(
+                service.investigate(report_id, _passphrase(prompt))
+            )
+        except NotFoundError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
+    finally:
+        db.dispose()
+    if as_json:
+        typer.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"{result.status.value}: {result.status.meaning}")
+    if result.mode is not None:
+        typer.echo(f"mode: {result.mode.value} ({result.mode.meaning})")
+    typer.echo(f"reason: {result.reason}")
+    for label, value in (
+        ("attribution", result.attribution),
+        ("referenced source", result.referenced_source),
+        ("comparison", result.support),
+        ("model", result.model),
+        ("prompt version", result.prompt_version),
+        ("run at", result.run_at.isoformat() if result.run_at else None),
+    ):
+        if value:
+            typer.echo(f"{label}: {value}")
+    if result.mode is not None:
+        u = result.usage
+        typer.echo(
+            f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion "
+            f"({u.source}; estimate {u.estimated_tokens})"
+        )
+    for citation in result.citations:
+        typer.echo(f"cited [{citation.source}]: {citation.excerpt}")
+
+
+def ledger() -> None:
+    """Show the model request ledger: requests, tokens and the cap (no secrets)."""
+    from modelgate.errors import LedgerUnavailable
+
+    from trace_app.cli import _settings
+    from trace_app.investigation.service import ledger_factory_for
+
+    settings = _settings()
+    try:
+        snapshot = ledger_factory_for(settings)().snapshot()
+    except LedgerUnavailable as exc:
+        typer.echo(f"ledger unavailable: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(json.dumps({**snapshot.as_dict(), "remaining": snapshot.remaining}, indent=2))
+
+
+def record_demo(
+    output: Path | None = typer.Option(
+        None, help="Where to write (default: the demo/recorded_investigations.json shipped)."
+    ),
+) -> None:
+    """Record real runs of the two seeded reports with the configured model (2-3 calls)."""
+    from modelgate.providers import build_provider
+
+    from trace_app.cli import _settings
+    from trace_app.investigation.demo_recording import RecordingFailed
+    from trace_app.investigation.demo_recording import record_demo as run_recording
+    from trace_app.investigation.model_settings import ModelSettings
+    from trace_app.investigation.recorded import default_path
+    from trace_app.investigation.service import ledger_factory_for
+
+    settings = _settings()
+    try:
+        model = ModelSettings.from_env()
+    except ModelSettingsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    target = output or default_path()
+    try:
+        outcome = asyncio.run(
+            run_recording(
+                model=model,
+                passphrase=_passphrase(True),
+                output=target,
+                ledger_factory=ledger_factory_for(settings),
+                provider_factory=build_provider,
+            )
+        )
+    except RecordingFailed as exc:
+        typer.echo(f"error: {exc}; {target} was left unchanged", err=True)
+        raise typer.Exit(1) from exc
+    for result in outcome.results:
+        typer.echo(
+            f"{result.status.value}: {result.attribution} / {result.referenced_source}"
+            f"{' / ' + result.support if result.support else ''} ({result.requests_sent} calls)"
+        )
+    typer.echo(f"recorded {len(outcome.runs)} runs with {model.model} into {outcome.path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("investigate")(investigate)
+    app.command("ledger")(ledger)
+    app.command("record-demo")(record_demo)

@@ -1,0 +1,149 @@
+"""Web and JSON routes of the investigation, plus the report view's panel context.
+
+- ``POST /api/reports/{report_id}/investigate`` ``{"passphrase": "..."}`` runs the six
+  steps (the passphrase may be omitted or empty when a saved run exists).
+- ``GET /api/reports/{report_id}/investigation`` shows the saved result, or 404. It never
+  calls a model.
+- ``GET /api/ledger`` shows the ledger's counts and cap (no secrets).
+- ``POST /reports/{report_id}/investigate`` is the panel's htmx form; it answers with the
+  result card (or the whole report page when htmx is not running).
+
+The passphrase is read from the request body, compared in constant time inside the
+service, and never stored, logged or rendered: the panel's field is always empty.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, FastAPI, Form, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.orm import Session
+from starlette.responses import Response
+
+from modelgate.errors import LedgerUnavailable
+from trace_app.domain import queries
+from trace_app.domain.errors import NotFoundError
+from trace_app.investigation import evidence_store
+from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS
+from trace_app.investigation.outcome import InvestigationResult
+from trace_app.investigation.service import InvestigationService, build_service
+from trace_app.investigation.vocabulary import MODE_MEANINGS, STATUS_MEANINGS
+from trace_app.store.models import Report
+from trace_app.web.deps import render
+
+router = APIRouter(tags=["investigation"])
+
+MAX_PASSPHRASE_CHARACTERS = 512
+
+
+class InvestigateIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    passphrase: str | None = Field(default=None, max_length=MAX_PASSPHRASE_CHARACTERS)
+
+
+def service(request: Request) -> InvestigationService:
+    svc = request.app.state.investigation
+    assert isinstance(svc, InvestigationService)
+    return svc
+
+
+def _not_found(message: str) -> JSONResponse:
+    return JSONResponse({"detail": message, "code": "not_found"}, status_code=404)
+
+
+@router.post("/api/reports/{report_id}/investigate")
+async def investigate_api(
+    request: Request, report_id: str, body: InvestigateIn | None = Body(default=None)
+) -> JSONResponse:
+    passphrase = body.passphrase if body is not None else None
+    try:
+        result = await service(request).investigate(report_id, passphrase)
+    except NotFoundError as exc:
+        return _not_found(str(exc))
+    return JSONResponse(result.as_json())
+
+
+@router.get("/api/reports/{report_id}/investigation")
+def saved_investigation_api(request: Request, report_id: str) -> JSONResponse:
+    try:
+        result = service(request).saved_result(report_id)
+    except NotFoundError as exc:
+        return _not_found(str(exc))
+    if result is None:
+        return _not_found(f"No saved investigation for report {report_id!r}.")
+    return JSONResponse(result.as_json())
+
+
+@router.get("/api/ledger")
+def ledger_api(request: Request) -> JSONResponse:
+    svc = service(request)
+    try:
+        snapshot = svc.ledger_snapshot()
+    except LedgerUnavailable:
+        return JSONResponse(
+            {
+                "detail": "The request ledger is empty, unreadable or invalid; live checks "
+                "are refused until an operator looks at it.",
+                "code": "ledger_unavailable",
+            },
+            status_code=503,
+        )
+    return JSONResponse(
+        {
+            **snapshot.as_dict(),
+            "remaining": snapshot.remaining,
+            "model": svc.model.model,
+            "max_output_tokens": MAX_OUTPUT_TOKENS,
+            "live_enabled": svc.model.live_enabled,
+        }
+    )
+
+
+@router.post("/reports/{report_id}/investigate", include_in_schema=False)
+async def investigate_form(
+    request: Request,
+    report_id: str,
+    passphrase: str = Form(default="", max_length=MAX_PASSPHRASE_CHARACTERS),
+) -> Response:
+    try:
+        result = await service(request).investigate(report_id, passphrase or None)
+    except NotFoundError as exc:
+        return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
+    if request.headers.get("hx-request") == "true":
+        return render(request, "investigation/result.html", card_context(result))
+    with request.app.state.db.sessions() as session:
+        report = queries.get_report(session, report_id)
+        context: dict[str, Any] = {
+            "report": report,
+            "incident": report.incident,
+            "nav_incident": report.incident,
+            "just_published": False,
+        }
+        for provider in request.app.state.report_context_providers:
+            context.update(provider(session, report))
+        context.update(card_context(result))
+        return render(request, "report.html", context)
+
+
+def card_context(result: InvestigationResult | None) -> dict[str, Any]:
+    return {
+        "investigation": result,
+        "status_meanings": STATUS_MEANINGS,
+        "mode_meanings": MODE_MEANINGS,
+    }
+
+
+def panel_context(session: Session, report: Report) -> dict[str, Any]:
+    """The report view's panel: the saved result, if any. Reads only; never calls a model."""
+    run = evidence_store.latest_run_for_report(session, report.id)
+    saved = evidence_store.result_from_run(run) if run is not None else None
+    return {**card_context(saved), "investigation_report_id": report.id}
+
+
+def setup(app: FastAPI) -> None:
+    """Called by the app factory: build the service and register the panel context."""
+    app.state.investigation = build_service(app.state.db, app.state.settings)
+    app.state.report_context_providers.append(panel_context)
