@@ -83,5 +83,15 @@ def _register_investigation_commands() -> None:
 _register_investigation_commands()
 
 
+def _register_local_model_commands() -> None:
+    """`trace demo` and `trace eval` (trace_app.local_cli)."""
+    from trace_app import local_cli
+
+    local_cli.register(app)
+
+
+_register_local_model_commands()
+
+
 if __name__ == "__main__":
     app()

@@ -1,0 +1,128 @@
+"""``trace demo`` and ``trace eval``: the live flow and its evaluation, on any model.
+
+Both use the configured model when ``NVIDIA_NIM_API_KEY``, ``TRACE_MODEL`` or
+``TRACE_MODEL_BASE_URL`` is set, and otherwise start the embedded local model server for
+as long as the command runs (see :mod:`trace_app.local_model`). :func:`register` adds the
+commands to the ``trace`` Typer app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from pathlib import Path
+
+import typer
+
+from trace_app.investigation.model_settings import PASSPHRASE_ENV, ModelSettingsError
+
+DEMO_HOST = "127.0.0.1"
+
+
+def demo(
+    port: int = typer.Option(8000, help="Port for the web app on 127.0.0.1."),
+) -> None:
+    """Serve Trace with live checks on: the configured model, else the embedded one.
+
+    A passphrase for live checks is generated now and printed once, here, unless
+    TRACE_LIVE_PASSPHRASE is already set. The demo is seeded into an empty database.
+    """
+    import uvicorn
+
+    from modelgate.errors import NotConfigured
+    from trace_app.cli import _describe, _settings
+    from trace_app.local_model import model_for_commands
+    from trace_app.web.app import create_app
+
+    settings = _settings()
+    settings.ensure_home()
+    generated = False
+    try:
+        with model_for_commands(log_dir=settings.home) as choice:
+            typer.echo(f"Model: {choice.description}")
+            if choice.local_server is not None:
+                typer.echo(
+                    "  (the embedded model shows the real path; its labels are often wrong, "
+                    "see docs/local-model.md)"
+                )
+            generated = not os.environ.get(PASSPHRASE_ENV)
+            if generated:
+                # Set after the model server started, so its process never inherits it.
+                os.environ[PASSPHRASE_ENV] = secrets.token_urlsafe(12)
+                typer.echo(f"Live-check passphrase (shown only now): {os.environ[PASSPHRASE_ENV]}")
+            else:
+                typer.echo(f"Live-check passphrase: from {PASSPHRASE_ENV}")
+            try:
+                web_app = create_app(settings)
+            except ModelSettingsError as exc:
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(2) from exc
+            typer.echo(
+                f"Trace on http://{DEMO_HOST}:{port}  (database: {_describe(settings)}); "
+                "Ctrl-C stops it and the model server."
+            )
+            uvicorn.run(web_app, host=DEMO_HOST, port=port, log_level="warning")
+    except NotConfigured as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
+    finally:
+        if generated:
+            os.environ.pop(PASSPHRASE_ENV, None)
+
+
+def eval_command(
+    cases: Path = typer.Argument(..., exists=True, dir_okay=False, help="Cases (JSONL)."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the figures as JSON here."),
+    quiet: bool = typer.Option(False, "--quiet", help="No line per case."),
+) -> None:
+    """Run a labelled set through the real investigation with the configured model.
+
+    Prints a confusion matrix, label and source accuracy, misleading COMPLETED outcomes,
+    the share of valid answers, latency and tokens (docs/evaluation.md).
+    """
+    from modelgate.errors import NotConfigured
+    from trace_app.cli import _settings
+    from trace_app.evaluation import (
+        CaseOutcome,
+        EvalCaseError,
+        load_cases,
+        render_text,
+        run_evaluation,
+        write_json,
+    )
+    from trace_app.local_model import model_for_commands
+
+    try:
+        loaded = load_cases(cases)
+    except EvalCaseError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+    def show(outcome: CaseOutcome) -> None:
+        if not quiet:
+            typer.echo(
+                f"  {outcome.id}: expected {outcome.expected_label}/{outcome.expected_source}, "
+                f"model {outcome.label}/{outcome.referenced_source} -> {outcome.status} "
+                f"({outcome.requests_sent} calls, {outcome.latency_s:.2f} s)"
+            )
+
+    settings = _settings()
+    settings.ensure_home()
+    try:
+        with model_for_commands(log_dir=settings.home) as choice:
+            typer.echo(f"Evaluating {len(loaded)} cases with {choice.description}")
+            report = asyncio.run(run_evaluation(loaded, choice.settings, progress=show))
+    except (NotConfigured, ModelSettingsError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo("")
+    typer.echo(render_text(report))
+    if out is not None:
+        write_json(report, out)
+        typer.echo(f"\nwrote {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)
+    app.command("eval")(eval_command)
