@@ -29,6 +29,7 @@ order failed with a transient error; it carries each provider's error.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class ModelGateError(Exception):
@@ -94,9 +95,14 @@ class ReplayMiss(NotSent):
 
 
 class CallFailed(ModelGateError):
-    """A request was reserved in the ledger and sent; it stays counted."""
+    """A request was reserved in the ledger and sent; it stays counted.
+
+    ``request_body`` is the body as sent (secrets removed) when the provider knows it,
+    so that the recorder can keep failed exchanges as faithfully as answered ones.
+    """
 
     code = "call_failed"
+    request_body: dict[str, Any] | None = None
 
 
 class NoAnswer(CallFailed):

@@ -1,0 +1,100 @@
+"""Canonical JSON and versioned SHA-256 fingerprints.
+
+``canonical_json`` writes JSON with sorted object keys, compact separators
+(``,`` and ``:``), UTF-8 without ASCII escaping, and refuses NaN and infinities.
+Object keys must be strings (an ``int`` key would otherwise collide with its string
+form); tuples are written as arrays. This follows RFC 8785 in spirit (sorted keys,
+no whitespace) but keeps Python's float formatting (``0.0`` stays ``0.0``), so a
+float and an int of the same value give different fingerprints on purpose.
+
+``fingerprint(obj, kind)`` returns ``"<kind>-v1:sha256:<64 hex>"``; the hash covers the
+canonical bytes of ``obj`` only. The ``v1`` is the version of this scheme: a change of
+canonical form must bump it so that old fingerprints are never silently reinterpreted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from modelgate.types import ModelRequest
+
+SCHEME_VERSION = "v1"
+_KIND = re.compile(r"^[a-z][a-z0-9_.]*$")
+_FINGERPRINT = re.compile(r"^(?P<kind>[a-z][a-z0-9_.]*)-v1:sha256:(?P<hex>[0-9a-f]{64})$")
+
+
+class CanonicalJSONError(ValueError):
+    """The value cannot be written as canonical JSON (NaN, non-string key, unknown type)."""
+
+
+def _check(value: Any, path: str) -> None:
+    if value is None or isinstance(value, bool | int | str):
+        return
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise CanonicalJSONError(f"{path}: NaN and infinity have no canonical JSON form")
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalJSONError(f"{path}: object key {key!r} is not a string")
+            _check(item, f"{path}.{key}")
+        return
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _check(item, f"{path}[{index}]")
+        return
+    raise CanonicalJSONError(f"{path}: {type(value).__name__} is not a JSON value")
+
+
+def canonical_json(obj: Any) -> bytes:
+    """Sorted keys, compact separators, UTF-8, no NaN: the bytes every fingerprint hashes."""
+    _check(obj, "$")
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def fingerprint(obj: Any, kind: str) -> str:
+    """``"<kind>-v1:sha256:<hex>"`` of the canonical JSON of ``obj``."""
+    if not _KIND.match(kind):
+        raise ValueError(f"fingerprint kind {kind!r} must match {_KIND.pattern}")
+    digest = hashlib.sha256(canonical_json(obj)).hexdigest()
+    return f"{kind}-{SCHEME_VERSION}:sha256:{digest}"
+
+
+def verify_fingerprint(obj: Any, value: str) -> bool:
+    """True when ``value`` is the fingerprint of ``obj`` (for any kind it names)."""
+    match = _FINGERPRINT.match(value)
+    if match is None:
+        return False
+    return fingerprint(obj, match.group("kind")) == value
+
+
+def request_material(request: ModelRequest, model: str) -> dict[str, Any]:
+    """Exactly what ``request_fingerprint`` covers, as a JSON object."""
+    return {
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "output_name": request.output_name,
+        "output_schema": request.output_schema,
+        "prompt_version": request.prompt_version,
+        "temperature": request.temperature,
+        "max_output_tokens": request.max_output_tokens,
+        "model": model,
+    }
+
+
+def request_fingerprint(request: ModelRequest, model: str) -> str:
+    """``request-v1:sha256:...`` over messages, output name and schema, prompt version,
+    temperature, token limit and model id (see ``request_material``).
+
+    Provider settings (base URL, extra body fields, structured-output mode, timeouts)
+    are not covered; fingerprint a ``ProviderConfig`` with ``config_fingerprint`` for that.
+    """
+    return fingerprint(request_material(request, model), "request")

@@ -1,0 +1,109 @@
+"""OpenAI-compatible chat completions over httpx (NVIDIA's API, vLLM, llama.cpp, Ollama).
+
+One ``complete`` call is one ``POST {base_url}/chat/completions``: httpx makes no
+retries of its own and redirects are not followed. httpx's own timeout is only a
+backstop one second after ``timeout_s``; the gateway's caller-side clock is the limit.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+import httpx
+
+from modelgate.errors import AttemptTimeout, CallFailed, MalformedAnswer, TransportError
+from modelgate.providers import _wire
+from modelgate.providers.base import ProviderConfig
+from modelgate.recording import scrub
+from modelgate.types import ModelRequest, ProviderResponse
+
+
+class OpenAICompatibleProvider:
+    """``POST {base_url}/chat/completions`` with the configured structured-output mode."""
+
+    sends_upstream: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if not config.base_url:
+            from modelgate.errors import NotConfigured
+
+            raise NotConfigured("the openai adapter needs a base_url", provider=config.name)
+        self.config = config
+        self.name = config.name
+        self.model = config.model
+        self.timeout_s = config.timeout_s
+        self.url = f"{config.base_url}/chat/completions"
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = config.read_api_key()
+        if key is not None:
+            headers["Authorization"] = f"Bearer {key}"
+        self._client = httpx.AsyncClient(
+            headers=headers,
+            timeout=httpx.Timeout(config.timeout_s + 1.0),
+            follow_redirects=False,
+            transport=transport or httpx.AsyncHTTPTransport(retries=0),
+            trust_env=False,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleProvider(name={self.name!r}, model={self.model!r})"
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        return _wire.chat_body(
+            request,
+            model=self.model,
+            mode=self.config.structured_output,
+            max_output_tokens=self.config.max_output_tokens,
+            extra_body=self.config.extra_body,
+        )
+
+    async def complete(self, request: ModelRequest) -> ProviderResponse:
+        body = self.request_body(request)
+        recorded_body = scrub(body)
+        try:
+            return await self._send(body, recorded_body)
+        except CallFailed as exc:
+            exc.request_body = recorded_body
+            raise
+
+    async def _send(self, body: dict[str, Any], recorded_body: dict[str, Any]) -> ProviderResponse:
+        try:
+            response = await self._client.post(self.url, content=json.dumps(body).encode())
+        except httpx.TimeoutException:
+            raise AttemptTimeout(
+                f"{self.name}: httpx timeout after {self.timeout_s + 1.0} s",
+                limit_s=self.timeout_s,
+                provider=self.name,
+            ) from None
+        except httpx.TransportError as exc:
+            raise TransportError(
+                f"{self.name}: {type(exc).__name__} talking to {self.url}", provider=self.name
+            ) from None
+        text = response.text
+        if response.status_code != 200:
+            raise _wire.status_error(
+                response.status_code, text, response.headers.get("retry-after"), self.name
+            )
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            raise MalformedAnswer(
+                "response body is not JSON", raw_text=text[:300], provider=self.name
+            ) from None
+        content = _wire.answer_text(payload, self.name, text)
+        return ProviderResponse(
+            text=content,
+            model=str(payload.get("model") or self.model),
+            usage=_wire.read_usage(payload.get("usage")),
+            request_body=recorded_body,
+            raw=payload if isinstance(payload, dict) else {},
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

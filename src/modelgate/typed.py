@@ -1,0 +1,135 @@
+"""Typed answers: closed enums, the output schema sent upstream, strict parsing.
+
+An answer is JSON text. ``parse_answer`` checks it against the same schema that
+``output_schema`` sends to the provider (every property required, no extra keys),
+then validates it with pydantic in strict mode. Nothing is coerced and nothing is
+re-asked: a value outside an enum (or a ``Literal``) raises ``OutOfSetAnswer``;
+anything else wrong raises ``MalformedAnswer``.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import functools
+import json
+from typing import Any, TypeVar
+
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, ValidationError
+
+from modelgate.errors import MalformedAnswer, OutOfSetAnswer
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_OUT_OF_SET_KEYWORDS = frozenset({"enum", "const"})
+_OUT_OF_SET_PYDANTIC = frozenset({"enum", "literal_error"})
+# Keywords that strict json_schema modes (OpenAI, NIM) or llama.cpp's grammar do not take.
+_DROPPED_KEYWORDS = frozenset({"default", "examples"})
+
+
+def closed_enum(name: str, values: list[str] | tuple[str, ...]) -> type[enum.StrEnum]:
+    """A string enum built for one request, e.g. a menu of source names plus ``"NONE"``.
+
+    Member names equal their values. Empty or duplicate values are refused.
+    """
+    items = list(values)
+    if not items:
+        raise ValueError(f"closed enum {name!r} needs at least one value")
+    if len(set(items)) != len(items):
+        raise ValueError(f"closed enum {name!r} has duplicate values")
+    if not all(isinstance(v, str) and v for v in items):
+        raise ValueError(f"closed enum {name!r} values must be non-empty strings")
+    return enum.StrEnum(name, [(v, v) for v in items])  # type: ignore[return-value]
+
+
+def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, defs, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        key = ref.removeprefix("#/$defs/")
+        if key in seen:
+            raise ValueError(f"recursive output type {key!r} cannot be sent as a closed schema")
+        target = _inline(defs[key], defs, (*seen, key))
+        siblings = {k: v for k, v in node.items() if k != "$ref" and k not in _DROPPED_KEYWORDS}
+        return {**target, **{k: _inline(v, defs, seen) for k, v in siblings.items()}}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROPPED_KEYWORDS or key == "$defs":
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _inline(sub, defs, seen) for name, sub in value.items()}
+        else:
+            out[key] = _inline(value, defs, seen)
+    if out.get("type") == "object" or "properties" in out:
+        out["additionalProperties"] = False
+        out["required"] = sorted(out.get("properties", {}))
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_and_validator(model_cls: type[BaseModel]) -> tuple[str, Draft202012Validator]:
+    raw = model_cls.model_json_schema()
+    schema = _inline(raw, raw.get("$defs", {}), ())
+    Draft202012Validator.check_schema(schema)
+    return json.dumps(schema), Draft202012Validator(schema)
+
+
+def output_schema(model_cls: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema sent upstream for ``model_cls``.
+
+    ``$defs`` are inlined (llama.cpp and older servers handle flat schemas best),
+    every object gets ``additionalProperties: false`` and lists all its properties in
+    ``required`` (what OpenAI's strict ``json_schema`` mode demands), and defaults are
+    dropped. Recursive models are refused. A fresh copy is returned on every call.
+    """
+    text, _ = _schema_and_validator(model_cls)
+    return copy.deepcopy(json.loads(text))
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not valid JSON")
+
+
+def parse_answer(text: str, model_cls: type[ModelT], *, provider: str | None = None) -> ModelT:
+    """Parse and strictly validate an answer; ``OutOfSetAnswer`` or ``MalformedAnswer``."""
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, TypeError) as exc:
+        raise MalformedAnswer(
+            f"answer is not JSON: {exc}", raw_text=text, provider=provider
+        ) from None
+    _, validator = _schema_and_validator(model_cls)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        where = "/".join(str(p) for p in first.absolute_path) or "(root)"
+        if any(e.validator in _OUT_OF_SET_KEYWORDS for e in errors):
+            bad = next(e for e in errors if e.validator in _OUT_OF_SET_KEYWORDS)
+            at = "/".join(str(p) for p in bad.absolute_path) or "(root)"
+            raise OutOfSetAnswer(
+                f"value at {at} is outside the allowed set", raw_text=text, provider=provider
+            )
+        raise MalformedAnswer(
+            f"answer does not match {model_cls.__name__} at {where}: {first.message}",
+            raw_text=text,
+            provider=provider,
+        )
+    try:
+        return model_cls.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        kinds = {err["type"] for err in exc.errors()}
+        if kinds & _OUT_OF_SET_PYDANTIC:
+            raise OutOfSetAnswer(
+                f"answer has a value outside the allowed set for {model_cls.__name__}",
+                raw_text=text,
+                provider=provider,
+            ) from None
+        raise MalformedAnswer(
+            f"answer does not validate as {model_cls.__name__}: {exc.error_count()} error(s)",
+            raw_text=text,
+            provider=provider,
+        ) from None
