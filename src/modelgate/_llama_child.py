@@ -8,6 +8,10 @@ batched decode on CPUs that report AMX (measured on the project's Xeon build mac
 see docs/decisions/0051-local-server-safe-cpu-path.md). For a 135M model the plain CPU
 path costs little.
 
+When ``MODELGATE_PARENT_PID`` is set (``LocalModelServer`` sets it), a watchdog thread
+ends this process as soon as that parent is gone, so a parent killed without cleanup
+(SIGKILL, a crash) leaves no orphaned model server behind.
+
 Only :mod:`modelgate.local_server` starts this module; it imports ``llama_cpp``, which
 the rest of modelgate never does.
 """
@@ -15,7 +19,11 @@ the rest of modelgate never does.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Any
+
+PARENT_PID_ENV = "MODELGATE_PARENT_PID"
 
 
 def _disable_extra_buffer_types() -> None:
@@ -31,7 +39,18 @@ def _disable_extra_buffer_types() -> None:
     low_level.llama_model_default_params = params_without_extra_buffers
 
 
+def _exit_with_parent(parent_pid: int, poll_s: float = 1.0) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(poll_s)
+    os._exit(0)
+
+
 def main() -> None:
+    parent = os.environ.get(PARENT_PID_ENV, "")
+    if parent.isdigit():
+        threading.Thread(
+            target=_exit_with_parent, args=(int(parent),), name="parent-watch", daemon=True
+        ).start()
     if os.environ.get("MODELGATE_LLAMA_EXTRA_BUFFERS", "") != "1":
         _disable_extra_buffer_types()
     from llama_cpp.server.__main__ import main as serve

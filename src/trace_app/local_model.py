@@ -11,6 +11,8 @@ ordinary path. The server is stopped when the ``with`` block ends.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -60,7 +62,7 @@ def model_for_commands(
         yield ModelChoice(ModelSettings.from_env(environ), None)
         return
     log_path = log_dir / "local-model-server.log" if log_dir is not None else None
-    with LocalModelServer(embedded_settings(log_path=log_path)) as server:
+    with _sigterm_unwinds(), LocalModelServer(embedded_settings(log_path=log_path)) as server:
         saved = {k: environ.get(k) for k in _TRACE_MODEL_VARIABLES}
         point_trace_at(server, environ)
         try:
@@ -71,6 +73,27 @@ def model_for_commands(
                     environ.pop(key, None)
                 else:
                     environ[key] = value
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """Make SIGTERM raise SystemExit here, so ``with`` blocks stop the model server.
+
+    uvicorn re-raises the SIGTERM it caught after shutting down; with the default handler
+    that would end the process before any cleanup ran.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def unwind(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, unwind)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 _TRACE_MODEL_VARIABLES = (
