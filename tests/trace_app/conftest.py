@@ -1,0 +1,157 @@
+"""Fixtures for Trace's store, domain and web tests.
+
+``db_url`` runs a test on SQLite and on PostgreSQL (127.0.0.1:5432, database ``test``):
+each PostgreSQL test gets its own schema, dropped afterwards, so parallel runs never
+collide. PostgreSQL tests skip with a reason when the server is not reachable.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.orm import Session
+
+from trace_app.demo import seed
+from trace_app.plugins import load_optional_parts
+from trace_app.settings import TraceSettings
+from trace_app.store.db import Database, make_engine, migrate
+from trace_app.store.models import Incident
+
+# Optional parts register their reset hooks on import; do it before any test swaps the
+# hook list, so that their registration lands on the real list.
+load_optional_parts()
+
+PG_BASE_URL = os.environ.get(
+    "TRACE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+def _pg_available() -> str | None:
+    try:
+        engine = create_engine(PG_BASE_URL, connect_args={"connect_timeout": 3})
+        with engine.connect() as conn:
+            conn.execute(text("select 1"))
+        engine.dispose()
+    except Exception as exc:
+        return f"PostgreSQL not reachable at {PG_BASE_URL}: {type(exc).__name__}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def pg_unavailable_reason() -> str | None:
+    return _pg_available()
+
+
+@pytest.fixture
+def pg_schema_url(pg_unavailable_reason: str | None) -> Iterator[str]:
+    """A URL whose search_path is a fresh schema, dropped after the test."""
+    if pg_unavailable_reason:
+        pytest.skip(pg_unavailable_reason)
+    schema = f"trace_t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_BASE_URL)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{PG_BASE_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'trace.db'}"
+    url: str = request.getfixturevalue("pg_schema_url")
+    return url
+
+
+@pytest.fixture
+def isolated_hooks(monkeypatch: pytest.MonkeyPatch) -> list[seed.ResetHook]:
+    """Reset hooks for this test only (other parts' hooks are not run)."""
+    hooks: list[seed.ResetHook] = []
+    monkeypatch.setattr(seed, "after_reset_hooks", hooks)
+    return hooks
+
+
+@pytest.fixture
+def database(db_url: str, isolated_hooks: list[seed.ResetHook]) -> Iterator[Database]:
+    db = Database(make_engine(db_url))
+    migrate(db.engine)
+    yield db
+    db.dispose()
+
+
+@pytest.fixture
+def seeded(database: Database) -> str:
+    """Seed the demo; return the incident id."""
+    with database.session() as session:
+        incident: Incident = seed.reset_demo(session)
+        return incident.id
+
+
+@pytest.fixture
+def session(database: Database) -> Iterator[Session]:
+    with database.sessions() as s:
+        yield s
+
+
+class StatementCounter:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.statements: list[str] = []
+
+    def __enter__(self) -> StatementCounter:
+        event.listen(self.engine, "before_cursor_execute", self._record)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        event.remove(self.engine, "before_cursor_execute", self._record)
+
+    def _record(self, _conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        self.statements.append(statement)
+
+    @property
+    def count(self) -> int:
+        return len(self.statements)
+
+
+@pytest.fixture
+def count_statements(database: Database) -> type[StatementCounter]:
+    return StatementCounter
+
+
+@pytest.fixture
+def sqlite_settings(tmp_path: Path) -> TraceSettings:
+    home = tmp_path / "home"
+    return TraceSettings(home=home, database_url=f"sqlite:///{home / 'trace.db'}")
+
+
+@pytest.fixture
+def web(sqlite_settings: TraceSettings, isolated_hooks: list[seed.ResetHook]) -> Iterator[Any]:
+    """A TestClient on a fresh app with the seeded demo (SQLite in a temp folder)."""
+    from fastapi.testclient import TestClient
+
+    from trace_app.web.app import create_app
+
+    with TestClient(create_app(sqlite_settings), follow_redirects=False) as client:
+        yield client
+
+
+@pytest.fixture
+def incident_id(web: Any) -> str:
+    items = web.get("/api/incidents").json()["items"]
+    found: str = next(i["id"] for i in items if i["name"] == "Flood Relief Demo")
+    return found

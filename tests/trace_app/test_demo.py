@@ -1,0 +1,152 @@
+"""The seeded demo and Reset: same content, same fingerprints, nothing else kept."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+from typer.testing import CliRunner
+
+from trace_app.cli import app as cli
+from trace_app.demo import data, seed
+from trace_app.domain import publish_report, queries
+from trace_app.domain.fingerprints import incident_fingerprint, report_content
+from trace_app.store.db import Database
+from trace_app.store.models import Incident, InvestigationRun, Organization, Report
+from trace_app.store.types import new_id
+
+
+def report_fingerprints(session: Session) -> list[str]:
+    from trace_app.domain.fingerprints import content_fingerprint
+
+    reports = session.scalars(select(Report).order_by(Report.position)).all()
+    return [content_fingerprint(report_content(r)) for r in reports]
+
+
+def test_seed_content(database: Database, seeded: str) -> None:
+    with database.sessions() as s:
+        incident = s.get(Incident, seeded)
+        assert incident is not None and incident.name == "Flood Relief Demo"
+        orgs = {o.name: o.kind for o in s.scalars(select(Organization))}
+        assert {"Central Hospital Demo", "Nepal Police Demo"} <= set(orgs)
+        assert "relief camp" in orgs.values() and "community group" in orgs.values()
+        summary = queries.list_incidents(s)[0]
+        assert summary.people >= 20
+        by_source: dict[str, list[Report]] = {}
+        for report in queries.incident_reports(s, seeded):
+            by_source.setdefault(report.organization.name, []).append(report)
+        assert "Central Hospital Demo" not in by_source
+        [police] = by_source["Nepal Police Demo"]
+        assert police.person.name == "Maya Gurung" and police.status == "missing"
+        assert (
+            "in person" in police.original_text and "duty officer" in police.original_text.lower()
+        )
+        relays = [r for r in by_source[data.COMMUNITY] if "Nepal Police Demo" in r.original_text]
+        assert len(relays) == 1 and relays[0].person_id == police.person_id
+        assert summary.open_alerts == sum(
+            1 for rs in by_source.values() for r in rs if r.status == "missing"
+        )
+
+
+def test_reset_restores_seed_exactly(database: Database, seeded: str) -> None:
+    with database.sessions() as s:
+        incident = s.get(Incident, seeded)
+        assert incident is not None
+        first = incident_fingerprint(s, incident)
+        first_reports = report_fingerprints(s)
+    with database.session() as s:
+        publish_report(s, seed.hospital_example_input(seeded))
+    with database.sessions() as s:
+        incident = s.get(Incident, seeded)
+        assert incident is not None
+        assert incident_fingerprint(s, incident) != first
+    for _ in range(2):
+        with database.session() as s:
+            new = seed.reset_demo(s)
+        with database.sessions() as s:
+            incident = s.get(Incident, new.id)
+            assert incident is not None
+            assert incident_fingerprint(s, incident) == first
+            assert report_fingerprints(s) == first_reports
+            assert s.scalar(select(func.count()).select_from(Incident)) == 1
+    assert new.id != seeded  # ids change; content does not
+
+
+def test_hospital_example_is_the_only_hospital_report(database: Database, seeded: str) -> None:
+    with database.session() as s:
+        report = publish_report(s, seed.hospital_example_input(seeded))
+        assert report.person.name == "Maya Gurung"
+        assert report.status == "admitted"
+        hospital = [
+            r for r in queries.incident_reports(s, seeded) if r.source == "Central Hospital Demo"
+        ]
+        assert [r.id for r in hospital] == [report.id]
+        assert len(report.person.claims) == 3
+
+
+def test_reset_deletes_runs_and_runs_hooks(
+    database: Database, seeded: str, isolated_hooks: list[seed.ResetHook]
+) -> None:
+    with database.session() as s:
+        report_id = s.scalars(select(Report.id)).first()
+        assert report_id is not None
+        s.add(
+            InvestigationRun(
+                id=new_id("run"),
+                incident_id=seeded,
+                report_id=report_id,
+                status="COMPLETED",
+                mode="LIVE",
+                model="m",
+                prompt_version="p",
+                run_at=datetime(2026, 9, 27, tzinfo=UTC),
+                fingerprint="fp",
+            )
+        )
+    seen: list[int] = []
+
+    def hook(session: Session) -> None:
+        seen.append(session.scalar(select(func.count()).select_from(Report)) or 0)
+
+    isolated_hooks.append(hook)
+    with database.session() as s:
+        seed.reset_demo(s)
+    with database.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(InvestigationRun)) == 0
+    assert seen == [len(data.REPORTS)]  # the hook saw the fresh seed
+
+
+def test_failing_hook_rolls_the_reset_back(
+    database: Database, seeded: str, isolated_hooks: list[seed.ResetHook]
+) -> None:
+    def broken(_session: Session) -> None:
+        raise RuntimeError("hook failed")
+
+    isolated_hooks.append(broken)
+    with pytest.raises(RuntimeError), database.session() as s:
+        seed.reset_demo(s)
+    with database.sessions() as s:
+        assert s.scalars(select(Incident.id)).all() == [seeded]
+
+
+def test_cli_reset_from_any_folder_keeps_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_hooks: list[seed.ResetHook]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("TRACE_HOME", raising=False)
+    ledger = tmp_path / ".trace-local" / "model-usage.json"
+    ledger.parent.mkdir()
+    ledger.write_text('{"requests": 3}')
+    digest = hashlib.sha256(ledger.read_bytes()).hexdigest()
+    runner = CliRunner()
+    for _ in range(2):
+        result = runner.invoke(cli, ["reset"])
+        assert result.exit_code == 0, result.output
+        assert "Flood Relief Demo" in result.output
+    assert (tmp_path / ".trace-local" / "trace.db").is_file()
+    assert hashlib.sha256(ledger.read_bytes()).hexdigest() == digest

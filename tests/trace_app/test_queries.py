@@ -1,0 +1,90 @@
+"""Listing functions run a fixed number of statements whatever the data size."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from trace_app.domain import PersonInput, PublishReportInput, publish_report, queries
+from trace_app.store.db import Database
+from trace_app.store.models import ClaimStatus
+
+
+def add_reports(database: Database, incident_id: str, n: int, people: int) -> None:
+    start = datetime(2026, 8, 1, tzinfo=UTC)
+    statuses = list(ClaimStatus)
+    with database.session() as s:
+        for i in range(n):
+            publish_report(
+                s,
+                PublishReportInput(
+                    incident_id=incident_id,
+                    source=f"Source {i % 7}",
+                    summary=f"Report {i}",
+                    original_text=f"Text of report {i}.",
+                    reported_at=start + timedelta(minutes=i),
+                    person=PersonInput(name=f"Person {i % people:04d}", age=i % 90),
+                    status=statuses[i % len(statuses)],
+                    location=f"Place {i % 11}",
+                ),
+            )
+
+
+def measure(database: Database, incident_id: str, counter_cls: Any) -> dict[str, int]:
+    result: dict[str, int] = {}
+    calls = {
+        "incidents": lambda s: queries.list_incidents(s),
+        "people": lambda s: [
+            (c.report.summary, c.report.organization.name)
+            for p in queries.people_page(s, incident_id).items
+            for c in p.claims
+        ],
+        "alerts": lambda s: [
+            (a.person.name, a.claim.report.organization.name)
+            for a in queries.open_alerts(s, incident_id).items
+        ],
+        "reports": lambda s: [
+            (r.organization.name, r.person.name, [c.id for c in r.claims])
+            for r in queries.reports_page(s, incident_id).items
+        ],
+    }
+    for name, call in calls.items():
+        with database.sessions() as s, counter_cls(database.engine) as counter:
+            call(s)
+        result[name] = counter.count
+    return result
+
+
+def test_listing_statements_do_not_grow_with_reports(
+    database: Database, seeded: str, count_statements: Any
+) -> None:
+    small = measure(database, seeded, count_statements)
+    add_reports(database, seeded, n=300, people=120)
+    large = measure(database, seeded, count_statements)
+    assert small == large
+    assert large["incidents"] == 1
+    assert large["people"] <= 5
+    assert large["alerts"] <= 3
+    assert large["reports"] <= 3
+
+
+def test_people_page_is_paged_and_ordered(database: Database, seeded: str) -> None:
+    add_reports(database, seeded, n=130, people=110)
+    with database.sessions() as s:
+        first = queries.people_page(s, seeded, offset=0, limit=50)
+        last = queries.people_page(s, seeded, offset=100, limit=50)
+        assert first.total == 24 + 110
+        assert len(first.items) == 50 and len(last.items) == first.total - 100
+        assert first.pages == 3 and first.has_next and not first.has_previous
+        assert last.number == 3 and not last.has_next
+        keys = [p.name_key for p in first.items]
+        assert keys == sorted(keys)
+
+
+def test_open_alerts_newest_first(database: Database, seeded: str) -> None:
+    with database.sessions() as s:
+        page = queries.open_alerts(s, seeded)
+        assert page.total == 6
+        times = [a.raised_at for a in page.items]
+        assert times == sorted(times, reverse=True)
+        assert {a.claim.status for a in page.items} == {"missing"}
