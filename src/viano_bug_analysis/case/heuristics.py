@@ -1,0 +1,173 @@
+"""Text heuristics of CaseBuilder: unread blocks, hypotheses, expectations, entities.
+
+These are deliberately simple, documented pattern rules (docs/viano.md lists them). They
+classify supplied text; they never decide anything about a cause.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# -- unread blocks (long logs, stack traces, long code) ---------------------------------
+
+_FENCED = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n]*\n(?P<body>.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.S)
+_TRACE_LINE = re.compile(
+    r"^\s*(?:at\s+\S.*|File \".*\", line \d+.*|Traceback \(most recent call last\):?"
+    r"|npm ERR!.*|#\d+\s+0x[0-9a-fA-F]+.*|\S+\.(?:js|ts|py|java|rs|go|c|cpp):\d+(?::\d+)?.*"
+    r"|(?:\w+\.)*\w*(?:Error|Exception)(?::.*)?|Caused by:.*|\.\.\. \d+ more)\s*$"
+)
+_LOGISH = re.compile(r"(?i)\b(?:error|warn(?:ing)?|err!|exception|fatal|debug|info)\b")
+
+
+@dataclass(frozen=True)
+class Block:
+    start: int
+    end: int
+    kind: str  # stack_trace | log | code
+    lines: int
+
+
+def _classify(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return "code"
+    trace = sum(1 for ln in lines if _TRACE_LINE.match(ln))
+    if trace >= 3 and trace * 3 >= len(lines):
+        return "stack_trace"
+    logish = sum(1 for ln in lines if _LOGISH.search(ln))
+    return "log" if logish * 4 >= len(lines) else "code"
+
+
+def find_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[Block]:
+    """Long fenced blocks and long runs of stack-trace lines outside fences."""
+    blocks: list[Block] = []
+    covered: list[tuple[int, int]] = []
+    for m in _FENCED.finditer(text):
+        body = m.group("body")
+        covered.append((m.start(), m.end()))
+        n_lines = body.count("\n") + 1
+        if len(body.encode("utf-8")) >= min_bytes or n_lines >= min_lines:
+            blocks.append(Block(m.start(), m.end(), _classify(body), n_lines))
+    # stack-trace runs outside fences
+    pos = 0
+    run_start = run_end = -1
+    run_lines = 0
+    for line in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        inside = any(a <= start < b for a, b in covered)
+        if not inside and _TRACE_LINE.match(line.rstrip("\r\n")):
+            if run_start < 0:
+                run_start, run_lines = start, 0
+            run_end = pos
+            run_lines += 1
+            continue
+        if run_start >= 0:
+            _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, blocks)
+            run_start = -1
+    if run_start >= 0:
+        _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, blocks)
+    return sorted(blocks, key=lambda b: b.start)
+
+
+def _close_run(
+    text: str, start: int, end: int, n: int, min_bytes: int, min_lines: int, out: list[Block]
+) -> None:
+    chunk = text[start:end]
+    if n >= 3 and (len(chunk.encode("utf-8")) >= min_bytes or n >= min(min_lines, 10)):
+        out.append(Block(start, end, "stack_trace", n))
+
+
+# -- sentences: hypotheses and expectations -------------------------------------------
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.M)
+_HYPOTHESIS = re.compile(
+    r"(?i)\b(?:i think|i believe|i suspect|i guess|my guess|my theory|maybe|perhaps|probably"
+    r"|possibly|might be|may be (?:caused|due|related|because)|could be (?:caused|due|related"
+    r"|because|a)|seems? (?:like|to be)|looks like|likely|suspect|caused by|the cause"
+    r"|root cause|because of)\b"
+)
+_EXPECTATION = re.compile(
+    r"(?i)\b(?:should(?:n't| not)?|expected|i expect|would expect|supposed to|instead of"
+    r"|ought to|intended to)\b"
+)
+
+
+def sentences(text: str) -> list[tuple[str, int, int]]:
+    """(sentence, start, end) for each non-trivial sentence or line of ``text``."""
+    out: list[tuple[str, int, int]] = []
+    for m in _SENTENCE.finditer(text):
+        raw = m.group(0)
+        stripped = raw.strip()
+        if len(stripped) < 8:
+            continue
+        lead = len(raw) - len(raw.lstrip())
+        out.append((stripped, m.start() + lead, m.start() + lead + len(stripped)))
+    return out
+
+
+def is_hypothesis(sentence: str) -> bool:
+    return bool(_HYPOTHESIS.search(sentence))
+
+
+def is_expectation(sentence: str) -> bool:
+    return bool(_EXPECTATION.search(sentence))
+
+
+# -- entities -----------------------------------------------------------------------------
+
+_URL = re.compile(r"https?://[^\s<>()\"'`\]\[{}|\\^]+")
+_HTTP_PATH = re.compile(r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+(/[^\s\"'`<>]*)")
+_PKG_VERSION = re.compile(
+    r"(?<![\w@/.-])(?P<name>@?[a-z0-9][\w.-]*(?:/[\w.-]+)?)@v?(?P<ver>\d+(?:\.\d+){1,3}"
+    r"(?:-[0-9A-Za-z.]+)?)\b"
+)
+_NAMED_VERSION = re.compile(
+    r"\b(?P<name>[A-Z][A-Za-z][\w.+-]{0,30}|node(?:\.?js)?|npm|yarn|python|java|go|rustc)"
+    r"(?:\s+|/)v?(?P<ver>\d+\.\d+(?:\.\d+){0,2})\b"
+)
+_FILE = re.compile(
+    r"(?<![\w/.@-])(?P<f>(?:[\w.-]+/)*[\w-][\w.-]*\.(?:jsx?|tsx?|mjs|cjs|json|py|rb|go|rs|java"
+    r"|kt|c|cc|cpp|h|hpp|cs|css|scss|less|html?|vue|svelte|ya?ml|toml|lock|sh|xml|gradle"
+    r"|php|swift|sql|ini|cfg|conf|log))\b"
+)
+_ERROR_CODE = re.compile(
+    r"\b(?P<e>E[A-Z]{3,}[A-Z0-9]*|ERR_[A-Z0-9_]+|[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception)"
+    r"|NS_ERROR_[A-Z_]+|HTTP [45]\d\d)\b"
+)
+_ERROR_CODE_STOP = {"EACH", "ELSE", "EDIT", "EVEN", "EVER", "EXIT", "ETC", "EVERY", "EXACT"}
+
+
+def extract_entities(text: str) -> list[tuple[str, str]]:
+    """(entity_type, value) pairs found in ``text`` (unordered, may repeat)."""
+    found: list[tuple[str, str]] = []
+    urls = list(_URL.finditer(text))
+    for m in urls:
+        found.append(("endpoint", m.group(0).rstrip(".,;:!?")))
+    no_urls = _URL.sub(" ", text)
+    for m in _HTTP_PATH.finditer(no_urls):
+        found.append(("endpoint", m.group(0)))
+    for m in _PKG_VERSION.finditer(no_urls):
+        found.append(("component", m.group("name")))
+        found.append(("version", f"{m.group('name')}@{m.group('ver')}"))
+    for m in _NAMED_VERSION.finditer(no_urls):
+        found.append(("version", f"{m.group('name')} {m.group('ver')}"))
+    for m in _FILE.finditer(no_urls):
+        value = m.group("f")
+        if not re.fullmatch(r"[\d.]+", value.rsplit(".", 1)[0]):
+            found.append(("file", value))
+    for m in _ERROR_CODE.finditer(no_urls):
+        if m.group("e") not in _ERROR_CODE_STOP:
+            found.append(("error_code", m.group("e")))
+    return found
+
+
+def version_key(entity_value: str) -> tuple[str, str] | None:
+    """(component name, version) of a version entity, for conflict detection."""
+    if "@" in entity_value[1:]:
+        name, _, ver = entity_value.rpartition("@")
+        return name.lower(), ver
+    if " " in entity_value:
+        name, _, ver = entity_value.rpartition(" ")
+        return name.lower(), ver
+    return None

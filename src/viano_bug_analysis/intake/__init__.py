@@ -1,0 +1,22 @@
+"""Raw-input formats (native intake JSON, GitHub issue, Bugzilla bug, Markdown) and the
+importers that write supplied packages. See docs/intake-format.md."""
+
+from viano_bug_analysis.intake.importers import (
+    DEFAULT_PACKAGE_ID,
+    IMPORT_FORMATS,
+    ImportedPackage,
+    import_file,
+)
+from viano_bug_analysis.intake.model import IntakeDocument
+from viano_bug_analysis.intake.native import INTAKE_FORMAT
+from viano_bug_analysis.intake.parsers import parser_for
+
+__all__ = [
+    "DEFAULT_PACKAGE_ID",
+    "IMPORT_FORMATS",
+    "INTAKE_FORMAT",
+    "ImportedPackage",
+    "IntakeDocument",
+    "import_file",
+    "parser_for",
+]
