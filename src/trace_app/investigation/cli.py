@@ -94,7 +94,6 @@ def investigate(
 def ledger() -> None:
     """Show the model request ledger: requests, tokens and the cap (no secrets)."""
     from modelgate.errors import LedgerUnavailable
-
     from trace_app.cli import _settings
     from trace_app.investigation.service import ledger_factory_for
 
@@ -114,7 +113,6 @@ def record_demo(
 ) -> None:
     """Record real runs of the two seeded reports with the configured model (2-3 calls)."""
     from modelgate.providers import build_provider
-
     from trace_app.cli import _settings
     from trace_app.investigation.demo_recording import RecordingFailed
     from trace_app.investigation.demo_recording import record_demo as run_recording

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from modelgate.fingerprint import canonical_json, fingerprint
-
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.menu import Menu
 

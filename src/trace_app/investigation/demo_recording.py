@@ -17,9 +17,9 @@ from pathlib import Path
 from sqlalchemy import select
 
 from modelgate.recording import Recorder, load_exchanges
-
 from trace_app.demo.data import COMMUNITY_RELAY, POLICE_REPORT, DemoReport
 from trace_app.demo.seed import seed_demo
+from trace_app.investigation.model_settings import ModelSettings
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.recorded import RecordedRun, recorded_run, write_recorded
 from trace_app.investigation.service import (
@@ -27,7 +27,6 @@ from trace_app.investigation.service import (
     LedgerFactory,
     ProviderFactory,
 )
-from trace_app.investigation.model_settings import ModelSettings
 from trace_app.store.db import Database, make_engine, migrate
 from trace_app.store.models import Organization, Report
 from trace_app.store.types import utc_now

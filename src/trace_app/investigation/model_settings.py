@@ -1,15 +1,18 @@
 """Which model Trace asks, how, and under what guard: read from the environment.
 
-| variable | default | meaning |
-| --- | --- | --- |
-| ``TRACE_MODEL_PROVIDER`` | ``openai`` | ``openai`` (httpx, OpenAI-compatible) or ``litellm`` |
-| ``TRACE_MODEL`` | ``nvidia/nemotron-3.5-lightning-30b-a3b`` (``nvidia_nim/...`` for litellm) | model id sent upstream |
-| ``TRACE_MODEL_BASE_URL`` | ``https://integrate.api.nvidia.com/v1`` | any OpenAI-compatible server |
-| ``TRACE_MODEL_STRUCTURED_OUTPUT`` | ``json_schema`` | ``json_schema``, ``json_object_schema`` (llama.cpp) or ``none`` |
-| ``NVIDIA_NIM_API_KEY`` | unset | key for NVIDIA's hosted API (needed when the base URL is NVIDIA's) |
-| ``TRACE_MODEL_API_KEY`` | unset | key for another server (optional; sent when set) |
-| ``TRACE_LIVE_PASSPHRASE`` | unset | typed for each live check; unset means live checks are off |
-| ``TRACE_MODEL_REQUEST_CAP`` | ``200`` | lifetime request cap of the ledger, clamped to 1-1000 |
+- ``TRACE_MODEL_PROVIDER``: ``openai`` (default; httpx, any OpenAI-compatible server) or
+  ``litellm`` (the optional extra; model ``nvidia_nim/...``).
+- ``TRACE_MODEL``: the model id sent upstream; default
+  ``nvidia/nemotron-3.5-lightning-30b-a3b`` (``nvidia_nim/`` prefixed for litellm).
+- ``TRACE_MODEL_BASE_URL``: default ``https://integrate.api.nvidia.com/v1``; point it at
+  vLLM, llama.cpp's server, Ollama or any other OpenAI-compatible server.
+- ``TRACE_MODEL_STRUCTURED_OUTPUT``: ``json_schema`` (default; NIM, vLLM, OpenAI),
+  ``json_object_schema`` (llama.cpp's server) or ``none``.
+- ``NVIDIA_NIM_API_KEY``: the key for NVIDIA's hosted API (needed with NVIDIA's base URL).
+- ``TRACE_MODEL_API_KEY``: a key for another server (optional; sent only when set).
+- ``TRACE_LIVE_PASSPHRASE``: typed for each live check; unset means live checks are off.
+- ``TRACE_MODEL_REQUEST_CAP``: the ledger's lifetime request cap, default 200, clamped to
+  1-1000 (read by ``modelgate.ledger.cap_from_env``).
 
 The per-call settings are fixed by the spec and not configurable: temperature 0, 96 output
 tokens, one attempt on one provider, a 45-second wall clock per call, and reasoning off
@@ -32,7 +35,7 @@ LITELLM_PREFIX = "nvidia_nim/"
 NVIDIA_BASE_URL = "https://integrate.api.nvidia.com/v1"
 NVIDIA_KEY_ENV = "NVIDIA_NIM_API_KEY"
 OTHER_KEY_ENV = "TRACE_MODEL_API_KEY"
-PASSPHRASE_ENV = "TRACE_LIVE_PASSPHRASE"
+PASSPHRASE_ENV = "TRACE_LIVE_PASSPHRASE"  # noqa: S105 (a variable name)
 CAP_ENV = "TRACE_MODEL_REQUEST_CAP"
 
 TEMPERATURE = 0.0

@@ -23,7 +23,6 @@ from modelgate.errors import (
     NotSent,
     OutOfSetAnswer,
 )
-
 from trace_app.investigation.vocabulary import Mode, Status
 
 

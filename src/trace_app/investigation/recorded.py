@@ -35,7 +35,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from modelgate.recording import Exchange
-
 from trace_app.investigation import evidence_store as store
 from trace_app.investigation.content_fingerprint import content_fingerprint
 from trace_app.investigation.menu import build_menu
@@ -116,7 +115,9 @@ def load_recorded(path: Path | None = None) -> list[RecordedRun]:
     try:
         parsed = RecordedFile.model_validate_json(data)
     except ValidationError as exc:
-        raise RecordedRunsError(f"{path}: not a recorded-runs file ({exc.error_count()} errors)")
+        raise RecordedRunsError(
+            f"{path}: not a recorded-runs file ({exc.error_count()} errors)"
+        ) from None
     if parsed.format != FORMAT:
         raise RecordedRunsError(f"{path}: format {parsed.format!r}, expected {FORMAT!r}")
     for run in parsed.runs:

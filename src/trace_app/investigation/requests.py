@@ -15,7 +15,6 @@ from importlib import resources
 
 from modelgate.typed import output_schema
 from modelgate.types import Message, ModelRequest
-
 from trace_app.investigation.answers import (
     NO_SOURCE,
     AttributionResult,

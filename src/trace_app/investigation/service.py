@@ -23,17 +23,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
+
 from modelgate.errors import ModelGateError, NotConfigured, NotSent
 from modelgate.gateway import Gateway, RetryPolicy
 from modelgate.ledger import JsonFileLedger, Ledger, LedgerSnapshot, cap_from_env
 from modelgate.providers import Provider, ProviderConfig, build_provider
 from modelgate.recording import Recorder
 from modelgate.types import Answer, Usage, estimate_usage
-from sqlalchemy.exc import IntegrityError
-
 from trace_app.investigation import evidence_store as store
 from trace_app.investigation.answers import (
-    AttributionResult,
     SupportResult,
     attribution_result_type,
 )
@@ -54,7 +53,6 @@ from trace_app.investigation.requests import (
     support_request,
 )
 from trace_app.investigation.rules import (
-    Compare,
     Conclude,
     decide_after_attribution,
     decide_after_comparison,
@@ -293,8 +291,10 @@ class InvestigationService:
         if problem is not None:
             return self._finish(
                 result,
-                Conclude(Status.PARTIAL, f"The report from {referenced.source} cannot be "
-                         f"compared: {problem}"),
+                Conclude(
+                    Status.PARTIAL,
+                    f"The report from {referenced.source} cannot be compared: {problem}",
+                ),
                 calls,
             )
         compare = support_request(prepared.chosen, referenced)

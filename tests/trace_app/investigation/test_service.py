@@ -17,7 +17,6 @@ from modelgate.errors import (
     NotConfigured,
     TransportError,
 )
-from modelgate.ledger import JsonFileLedger
 from modelgate.providers import ScriptedProvider, ScriptedReply
 from modelgate.types import Usage
 from trace_app.demo.data import COMMUNITY_RELAY, HOSPITAL, POLICE
@@ -304,7 +303,9 @@ async def test_direct_completes_repeats_cached_and_reset_clears_it(harness: Harn
 async def test_relay_retrieves_the_named_source_with_exactly_two_calls(harness: Harness) -> None:
     report_id = community_relay_id(harness.db)
     untouched = snapshot_people_claims_alerts(harness.db)
-    harness.provider.add({"attribution": "RELAY", "referenced_source": POLICE}, {"support": "DIFFERS"})
+    harness.provider.add(
+        {"attribution": "RELAY", "referenced_source": POLICE}, {"support": "DIFFERS"}
+    )
 
     result = await harness.service.investigate(report_id, PASSPHRASE)
 
@@ -436,7 +437,9 @@ def test_reasoning_off_goes_only_on_the_nemotron_model() -> None:
 
 
 async def test_requests_carry_temperature_zero_and_96_tokens(harness: Harness) -> None:
-    harness.provider.add({"attribution": "RELAY", "referenced_source": POLICE}, {"support": "SUPPORTS"})
+    harness.provider.add(
+        {"attribution": "RELAY", "referenced_source": POLICE}, {"support": "SUPPORTS"}
+    )
     await harness.service.investigate(community_relay_id(harness.db), PASSPHRASE)
     assert [(r.temperature, r.max_output_tokens) for r in harness.provider.requests] == [
         (0.0, 96),
@@ -447,7 +450,9 @@ async def test_requests_carry_temperature_zero_and_96_tokens(harness: Harness) -
 
 async def test_provider_reported_usage_is_kept_with_its_source(harness: Harness) -> None:
     harness.provider.add(
-        ScriptedReply(text=DIRECT, usage=Usage(prompt_tokens=321, completion_tokens=9, source="provider"))
+        ScriptedReply(
+            text=DIRECT, usage=Usage(prompt_tokens=321, completion_tokens=9, source="provider")
+        )
     )
     result = await harness.service.investigate(direct_report(harness), PASSPHRASE)
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (321, 9)
