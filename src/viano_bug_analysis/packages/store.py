@@ -317,14 +317,18 @@ class PackageStore:
         self.package_dir(case_id, package_id)  # validates identities
         return PackageOperation(self, case_id, package_id)
 
-    def add(self, package_path: str | Path) -> tuple[PackageGeneration, str]:
+    def add(
+        self, package_path: str | Path, *, replace_inputs: bool = False
+    ) -> tuple[PackageGeneration, str]:
         """Add a supplied package file; returns (generation, status).
 
-        status is ``"added"`` (a new package), or ``"unchanged"`` (the same bytes are
-        already a generation of it). A different package with the same identities is
-        refused with ``store.package_exists`` (a changed supply needs a new
-        package_id, or :meth:`PackageOperation.resupply`). The file is validated fully
-        (every member read, CRC-32 checked) before anything is written.
+        status is ``"added"`` (a new package), ``"unchanged"`` (the same bytes are
+        already a generation of it) or ``"resupplied"``. A different package with the
+        same identities is refused with ``store.package_exists`` unless
+        ``replace_inputs`` is true: then the next generation takes its ``original/``
+        (see :meth:`PackageWriter.resupply`) and the next build confirms a new revision.
+        The file is validated fully (every member read, CRC-32 checked) before anything
+        is written.
         """
         path = Path(package_path)
         with PackageReader(path, limits=self.limits) as reader:
@@ -338,6 +342,12 @@ class PackageStore:
                 gen = self.generation(manifest.case_id, manifest.package_id, number)
                 if gen.sha256 == sha:
                     return gen, "unchanged"
+            if existing and replace_inputs:
+                with (
+                    op.current().open(self.limits) as base,
+                    PackageReader(path, limits=self.limits) as supplied,
+                ):
+                    return op.publish(PackageWriter.resupply(base, supplied)), "resupplied"
             if existing:
                 raise StoreError(
                     f"{manifest.case_id}/{manifest.package_id} already exists with other content",

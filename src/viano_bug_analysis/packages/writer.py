@@ -75,6 +75,26 @@ class PackageWriter:
             self._frozen = set()
         self._added: dict[str, _NewMember] = {}
         self._limits = base.limits if base is not None else PackageLimits()
+        self._inputs_from: PackageReader | None = None
+
+    @classmethod
+    def resupply(cls, base: PackageReader, supplied: PackageReader) -> PackageWriter:
+        """Generation N+1 whose raw inputs (``original/`` and the manifest's ``inputs`` and
+        ``source``) come from a newly supplied package of the same identity. Everything
+        else of N (analysis history, unknown files, pointers, checkpoints) is kept; the
+        old analysis revision then no longer matches the raw-input fingerprint, so the
+        next build confirms a new revision. This is the only way original/ changes."""
+        writer = cls(base)
+        new = supplied.require_manifest()
+        if (new.case_id, new.package_id) != (writer.manifest.case_id, writer.manifest.package_id):
+            raise PackageError(
+                "resupply must keep case_id and package_id", code="package.identity_mismatch"
+            )
+        writer._inputs_from = supplied
+        writer.manifest = writer.manifest.evolve(inputs=new.inputs, source=new.source)
+        writer._base_names = {n for n in writer._base_names if not n.startswith(ORIGINAL_PREFIX)}
+        writer._base_names |= set(supplied.original_files())
+        return writer
 
     @classmethod
     def new(cls, manifest: Manifest) -> PackageWriter:
@@ -203,8 +223,15 @@ class PackageWriter:
             zout.writestr(_new_info(MANIFEST_NAME, True), self.manifest.to_bytes())
             if self.base is not None:
                 for info in self.base.infos():
-                    if info.filename != MANIFEST_NAME:
-                        _copy_member_raw(self.base, info, zout)
+                    if info.filename == MANIFEST_NAME:
+                        continue
+                    if self._inputs_from is not None and info.filename.startswith(ORIGINAL_PREFIX):
+                        continue
+                    _copy_member_raw(self.base, info, zout)
+            if self._inputs_from is not None:
+                for info in self._inputs_from.infos():
+                    if info.filename.startswith(ORIGINAL_PREFIX):
+                        _copy_member_raw(self._inputs_from, info, zout)
             for member in self._added.values():
                 info = _new_info(member.name, member.compress)
                 if member.data is not None:
