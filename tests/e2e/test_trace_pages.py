@@ -1,0 +1,108 @@
+"""The Trace pages in a real browser against a real server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+MESSAGE = "Enter a summary and the original report text."
+
+
+def test_publish_through_form_and_find_on_people(
+    live_server: Any, page: Any, screenshot: Callable[[Any, str], Path]
+) -> None:
+    live_server.reset()
+    page.goto(live_server.url("/organizations"))
+    page.get_by_label("Source (organisation)").fill("Tatopani Relief Camp Demo")
+    page.get_by_label("Summary").fill("Nima Browser registered at the camp.")
+    page.get_by_label("Original report text").fill(
+        "Registration desk entry. Nima Browser, 40, arrived <b>this</b> morning."
+    )
+    page.get_by_label("Person's name").fill("Nima Browser")
+    page.get_by_label("Age").fill("40")
+    page.get_by_label("Status").select_option("safe")
+    page.get_by_label("Location").fill("Tatopani relief camp")
+    screenshot(page, "organizations-filled")
+    page.get_by_role("button", name="Publish report").click()
+    page.wait_for_url("**/reports/*")
+    assert page.get_by_role("status").inner_text() == "Report published."
+    assert "<b>this</b>" in page.locator("#original-text").inner_text()
+    assert page.locator("#original-text b").count() == 0
+    screenshot(page, "report-view")
+    page.get_by_role("link", name="← People · Flood Relief Demo").click()
+    person = page.locator("li.person", has_text="Nima Browser")
+    # People are paged by name; find the page that lists Nima.
+    while person.count() == 0 and page.locator("a[rel=next]").count():
+        page.locator("a[rel=next]").first.click()
+        person = page.locator("li.person", has_text="Nima Browser")
+    assert person.count() == 1
+    assert "Tatopani Relief Camp Demo" in person.inner_text()
+    screenshot(page, "people")
+
+
+def test_empty_form_shows_message_and_saves_nothing(
+    live_server: Any, page: Any, screenshot: Callable[[Any, str], Path]
+) -> None:
+    live_server.reset()
+    incident_id = live_server.incident_id()
+    before = live_server.api("GET", f"/api/incidents/{incident_id}/reports")["total"]
+    page.goto(live_server.url("/organizations"))
+    page.get_by_label("Source (organisation)").fill("Nepal Police Demo")
+    page.get_by_label("Person's name").fill("Kept Name")
+    page.get_by_role("button", name="Publish report").click()
+    alert = page.locator("#form-errors")
+    assert alert.inner_text().strip() == MESSAGE
+    assert page.get_by_label("Person's name").input_value() == "Kept Name"
+    screenshot(page, "organizations-error")
+    after = live_server.api("GET", f"/api/incidents/{incident_id}/reports")["total"]
+    assert after == before
+
+
+def test_hospital_example_button_fills_the_form(
+    live_server: Any, page: Any, screenshot: Callable[[Any, str], Path]
+) -> None:
+    live_server.reset()
+    page.goto(live_server.url("/organizations"))
+    page.get_by_role("button", name="Fill with the hospital example").click()
+    assert page.get_by_label("Source (organisation)").input_value() == "Central Hospital Demo"
+    assert page.get_by_label("Person's name").input_value() == "Maya Gurung"
+    assert page.get_by_label("Status").input_value() == "admitted"
+    screenshot(page, "organizations-hospital-example")
+    page.get_by_role("button", name="Publish report").click()
+    page.wait_for_url("**/reports/*")
+    assert page.locator("dd.source").inner_text() == "Central Hospital Demo"
+
+
+def test_reset_restores_the_seed(
+    live_server: Any, page: Any, screenshot: Callable[[Any, str], Path]
+) -> None:
+    seeded = live_server.reset()
+    incident_id = seeded["incident_id"]
+    live_server.api(
+        "POST",
+        "/api/reports",
+        {
+            "incident_id": incident_id,
+            "source": "Extra Source",
+            "summary": "extra",
+            "original_text": "extra text",
+            "person": {"name": "Extra Person"},
+            "status": "missing",
+        },
+    )
+    page.goto(live_server.url("/"))
+    row = page.locator("tbody tr", has_text="Flood Relief Demo")
+    assert row.locator("td").nth(1).inner_text() == str(seeded["reports"] + 1)
+    page.get_by_role("button", name="Reset demo").click()
+    page.wait_for_url("**/?reset=1")
+    assert "The demo was reset" in page.get_by_role("status").inner_text()
+    row = page.locator("tbody tr", has_text="Flood Relief Demo")
+    cells = [row.locator("td").nth(i).inner_text() for i in (1, 2, 3)]
+    assert cells == [str(seeded["reports"]), str(seeded["people"]), str(seeded["open_alerts"])]
+    screenshot(page, "incidents-after-reset")
+    page.get_by_role("link", name="Flood Relief Demo").click()
+    assert page.locator("li.person", has_text="Extra Person").count() == 0
+    assert page.get_by_role("heading", name="Open alerts").is_visible()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Reports").click()
+    screenshot(page, "reports")
