@@ -3,13 +3,14 @@
 An entry is a JSON object (it is written into context.json as is)::
 
     {"id": "E0001", "kind": "expectation", "pointer": "/expectations/0",
-     "origin": "original_data", "inline": true, "unread": false,
+     "origin": "original", "inline": true, "unread": false,
      "author": "...", "timestamp": "...", "data": {...}}
 
 - ``id``: the case's own record id for O/C/T/E/F/R (never renamed); a context alias for
   B/S/N/D/Q/X (``B0001`` ...), valid only for the context and case hash it was made for.
 - ``pointer``: the RFC 6901 JSON pointer of the record in the canonical case.
-- ``origin``: ``original_data`` or ``external_research`` (copied from the case).
+- ``origin``: ``original``, ``tester``, ``external_research`` or ``combined``, copied
+  from the record's provenance in the case.
 - ``inline``: the record's value is in the case (false for a fact given only by
   ``value_ref``); ``unread``: the entry describes data that was not loaded.
 - ``data``: the record's own fields as projected into the context.
@@ -23,25 +24,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-KIND_BY_LETTER: Mapping[str, str] = {
-    "O": "observation",
-    "C": "comment",
-    "T": "tester_hypothesis",
-    "E": "expectation",
-    "F": "fact",
-    "R": "reproduction",
-    "B": "report_text",
-    "S": "reproduction_step",
-    "N": "entity",
-    "D": "data_quality_issue",
-    "Q": "expected_behavior_completeness",
-    "X": "unread_reference",
-}
 RECORD_LETTERS = frozenset("OCTEFR")  # ids kept from the case
 ALIAS_LETTERS = frozenset("BSNDQX")  # ids scoped to one context
 COMPLETENESS_ID = "Q0001"
 COMPLETE = "complete"
-ORIGIN_ORIGINAL = "original_data"
+ORIGIN_ORIGINAL = "original"
 ORIGIN_EXTERNAL = "external_research"
 
 

@@ -23,6 +23,7 @@ Rules (docs/case-interpretation.md explains each):
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from collections.abc import Iterator, Mapping
@@ -61,10 +62,13 @@ class Violation:
         return {"rule": self.rule, "at": self.at, "message": self.message}
 
 
-@functools.cache
 def output_schema() -> dict[str, Any]:
-    """The output schema file shipped with the package (a fresh copy each call is not
-    needed: callers must not mutate it)."""
+    """The output schema file shipped with the package (a fresh copy on every call)."""
+    return copy.deepcopy(_schema())
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
     text = resources.files("viano_bug_analysis.analysis").joinpath("schemas").joinpath(SCHEMA_FILE)
     schema: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
@@ -73,7 +77,7 @@ def output_schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> Draft202012Validator:
-    return Draft202012Validator(output_schema())
+    return Draft202012Validator(_schema())
 
 
 def schema_violations(output: Any) -> list[Violation]:

@@ -83,7 +83,7 @@ class GatewayLimits(BaseModel):
 
     max_request_bytes: int = Field(default=1 << 20, ge=1024)
     max_answer_bytes: int = Field(default=2 << 20, ge=1024)
-    request_cap: int = Field(default=0, ge=0)
+    request_cap: int = Field(default=0, ge=0, le=1000)
     ledger_path: str = ""
 
 

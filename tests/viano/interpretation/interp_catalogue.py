@@ -11,7 +11,7 @@ from viano_bug_analysis.analysis.catalogue import Catalogue
 def entry(
     source_id: str,
     *,
-    origin: str = "original_data",
+    origin: str = "original",
     inline: bool = True,
     unread: bool = False,
     data: dict[str, Any] | None = None,

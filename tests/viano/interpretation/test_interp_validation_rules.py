@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from interp_catalogue import answer, catalogue, statement
 from jsonschema import Draft202012Validator
 
-from interp_catalogue import answer, catalogue, statement
 from viano_bug_analysis.analysis.validation import (
     output_schema,
     validate_output,

@@ -1,0 +1,136 @@
+"""Verification of a built case before anything is prepared or sent.
+
+``verify_built_case`` never builds a case. It checks, in order: the manifest's
+identities (never the ZIP file name), a confirmed ``case-built`` checkpoint for the
+current analysis revision, the ``canonical_case`` pointer, the case size limit, the
+case hash recorded by CaseBuilder, the case's own identities and revision, and the
+current raw-input fingerprint of ``original/`` (changed inputs need a new revision).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from viano_bug_analysis.analysis.errors import InterpretationError
+from viano_bug_analysis.analysis.limits import InterpretationLimits
+from viano_bug_analysis.case.canonical import load_canonical_case, raw_input_fingerprint
+from viano_bug_analysis.case.limits import CaseBuilderLimits
+from viano_bug_analysis.errors import CaseBuildError, LimitExceeded, PackageError
+from viano_bug_analysis.llm.rounds import load_json
+from viano_bug_analysis.packages import (
+    CHECKPOINT_CASE_BUILT,
+    POINTER_CANONICAL_CASE,
+    PackageReader,
+    revision_dir,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltCase:
+    """A verified canonical case: its bytes, hash, document and where it lives."""
+
+    case_id: str
+    package_id: str
+    analysis_revision: int
+    case_member: str
+    case_bytes: bytes
+    case_sha256: str
+    raw_input_fingerprint: str
+    document: dict[str, Any]
+
+
+def _fail(code: str, message: str, **details: Any) -> InterpretationError:
+    return InterpretationError(message, code=f"interpretation.{code}", **details)
+
+
+def verify_built_case(
+    reader: PackageReader,
+    case_id: str,
+    package_id: str,
+    limits: InterpretationLimits,
+    case_limits: CaseBuilderLimits,
+) -> BuiltCase:
+    manifest = reader.require_manifest()
+    if (manifest.case_id, manifest.package_id) != (case_id, package_id):
+        raise _fail(
+            "identity_mismatch",
+            f"the package's manifest names {manifest.case_id}/{manifest.package_id}, "
+            f"not {case_id}/{package_id}",
+        )
+    revision = manifest.analysis_revision
+    checkpoint = manifest.latest_checkpoint(CHECKPOINT_CASE_BUILT)
+    if revision < 1 or checkpoint is None or checkpoint.analysis_revision != revision:
+        raise _fail(
+            "case_not_built",
+            f"analysis revision {revision} has no confirmed case-built checkpoint; "
+            "run `viano build` first (interpretation never builds a case)",
+        )
+    try:
+        payload = load_json(reader.read(checkpoint.path))
+    except (ValueError, KeyError, PackageError) as exc:
+        raise _fail("checkpoint_invalid", f"case-built checkpoint unreadable: {exc}") from None
+    if (
+        payload.get("case_id"),
+        payload.get("package_id"),
+        payload.get("analysis_revision"),
+    ) != (case_id, package_id, revision):
+        raise _fail("checkpoint_invalid", "the case-built checkpoint names other identities")
+    member = manifest.pointers.get(POINTER_CANONICAL_CASE)
+    recorded = payload.get("canonical_case", payload.get("case_member", member))
+    if not member or member != recorded or not member.startswith(revision_dir(revision)):
+        raise _fail(
+            "pointer_invalid",
+            f"pointer canonical_case is {member!r}; the checkpoint names {recorded!r}",
+        )
+    if member not in reader:
+        raise _fail("pointer_invalid", f"pointer canonical_case names a missing member {member}")
+    size = reader.size(member)
+    if size > limits.max_case_bytes:
+        raise InterpretationError(
+            f"canonical case is {size} bytes; InterpretationLimits.max_case_bytes is "
+            f"{limits.max_case_bytes}",
+            code="interpretation.limit.max_case_bytes",
+            limit=limits.max_case_bytes,
+            value=size,
+        )
+    data = reader.read(member)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != payload.get("case_sha256"):
+        raise _fail("case_hash_mismatch", "canonical case bytes differ from the checkpoint's hash")
+    try:
+        document = load_canonical_case(data)
+    except CaseBuildError as exc:
+        raise _fail("case_invalid", exc.message) from None
+    if (
+        document.get("case_id"),
+        document.get("package_id"),
+        document.get("analysis_revision"),
+    ) != (case_id, package_id, revision):
+        raise _fail("identity_mismatch", "the canonical case names other identities or revision")
+    built_fingerprint = document.get("raw_input_fingerprint")
+    if payload.get("raw_input_fingerprint", built_fingerprint) != built_fingerprint:
+        raise _fail(
+            "checkpoint_invalid", "checkpoint and case disagree on the raw-input fingerprint"
+        )
+    try:
+        current = raw_input_fingerprint(reader, case_limits)
+    except LimitExceeded as exc:
+        raise InterpretationError(exc.message, code=f"interpretation.{exc.code}") from None
+    if current != built_fingerprint:
+        raise _fail(
+            "raw_input_changed",
+            "original/ no longer matches the revision's raw-input fingerprint; "
+            "build a new analysis revision",
+        )
+    return BuiltCase(
+        case_id=case_id,
+        package_id=package_id,
+        analysis_revision=revision,
+        case_member=member,
+        case_bytes=data,
+        case_sha256=digest,
+        raw_input_fingerprint=current,
+        document=document,
+    )
