@@ -1,0 +1,187 @@
+"""REPLAYED runs: recorded from a (scripted) run by record-demo, re-created at reset only
+where the recorded content fingerprint still matches, shown without a call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import delete, select
+
+from modelgate.ledger import JsonFileLedger, Ledger
+from modelgate.providers import Provider, ProviderConfig, ScriptedProvider
+from trace_app.demo.data import POLICE
+from trace_app.demo.seed import reset_demo
+from trace_app.investigation.demo_recording import RecordingFailed, record_demo
+from trace_app.investigation.model_settings import NEMOTRON_MODEL, ModelSettings
+from trace_app.investigation.recorded import (
+    load_recorded,
+    recreate_replayed_runs,
+)
+from trace_app.investigation.vocabulary import Mode, Status
+from trace_app.store.db import Database
+from trace_app.store.models import InvestigationRun, Report
+
+from .conftest import (
+    PASSPHRASE,
+    Harness,
+    community_relay_id,
+    police_report_id,
+    run_count,
+    saved_runs,
+)
+
+POLICE_ANSWER = {"attribution": "RELAY", "referenced_source": "NONE"}
+RELAY_ANSWERS = ({"attribution": "RELAY", "referenced_source": POLICE}, {"support": "SUPPORTS"})
+
+
+async def record(tmp_path: Path, provider: ScriptedProvider, ledger_path: Path) -> Path:
+    output = tmp_path / "recorded" / "recorded_investigations.json"
+
+    def factory(config: ProviderConfig) -> Provider:
+        return provider
+
+    def ledger() -> Ledger:
+        return JsonFileLedger(ledger_path, cap=200)
+
+    await record_demo(
+        model=ModelSettings.from_env(),
+        passphrase=PASSPHRASE,
+        output=output,
+        ledger_factory=ledger,
+        provider_factory=factory,
+    )
+    return output
+
+
+@pytest.fixture
+async def recorded_file(
+    tmp_path: Path, ledger_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    provider = ScriptedProvider([POLICE_ANSWER, *RELAY_ANSWERS], model=NEMOTRON_MODEL)
+    output = await record(tmp_path, provider, ledger_path)
+    monkeypatch.setenv("TRACE_RECORDED_INVESTIGATIONS", str(output))
+    return output
+
+
+async def test_record_demo_records_both_seeded_runs_from_a_run(
+    recorded_file: Path, ledger_path: Path, db: Database
+) -> None:
+    runs = load_recorded(recorded_file)
+    assert [(r.status, r.attribution, r.referenced_source, r.support) for r in runs] == [
+        (Status.NEEDS_REVIEW, "RELAY", "NONE", None),
+        (Status.NEEDS_REVIEW, "RELAY", POLICE, "SUPPORTS"),
+    ]
+    assert [len(r.exchanges) for r in runs] == [1, 2]
+    assert all(e["outcome"] == "ok" for r in runs for e in r.exchanges)
+    assert JsonFileLedger(ledger_path).snapshot().requests == 3  # recording is counted
+    # the user's database got no live run (its reset after recording replays them)
+    assert {r.mode for r in saved_runs(db)} <= {"REPLAYED"}
+    assert PASSPHRASE not in recorded_file.read_text()
+
+
+async def test_reset_recreates_replayed_runs_shown_without_a_call(
+    recorded_file: Path, harness: Harness
+) -> None:
+    with harness.db.session() as session:
+        reset_demo(session)
+
+    runs = saved_runs(harness.db)
+    assert sorted(r.mode for r in runs) == ["REPLAYED", "REPLAYED"]
+
+    result = await harness.service.investigate(community_relay_id(harness.db), None)
+    assert (result.status, result.mode, result.support) == (
+        Status.NEEDS_REVIEW,
+        Mode.REPLAYED,
+        "SUPPORTS",
+    )
+    assert [c.source for c in result.citations] == ["Bhote Koshi Youth Network Demo", POLICE]
+    police = await harness.service.investigate(police_report_id(harness.db), None)
+    assert police.mode is Mode.REPLAYED
+    assert harness.provider.requests == []
+    assert harness.requests_counted() == 3  # only the three recording calls, none since
+    saved = harness.service.saved_result(police_report_id(harness.db))
+    assert saved is not None and saved.mode is Mode.REPLAYED
+
+    with harness.db.session() as session:
+        reset_demo(session)
+    assert run_count(harness.db) == 2  # re-created, not doubled
+
+
+async def test_no_replay_where_the_content_no_longer_matches(
+    recorded_file: Path, harness: Harness
+) -> None:
+    with harness.db.session() as session:
+        reset_demo(session)
+    assert run_count(harness.db) == 2
+    with harness.db.session() as session:
+        session.execute(delete(InvestigationRun))
+    with harness.db.session() as session:
+        police = session.scalar(select(Report).where(Report.id == police_report_id(harness.db)))
+        assert police is not None
+        police.original_text = police.original_text.replace("24", "25")
+    with harness.db.session() as session:
+        added = recreate_replayed_runs(session)
+    # the police report changed; the relay's fingerprint covers the police report too
+    assert added == 0 and run_count(harness.db) == 0
+
+
+async def test_a_recording_for_another_fingerprint_is_not_replayed(
+    recorded_file: Path, harness: Harness
+) -> None:
+    data = json.loads(recorded_file.read_text())
+    data["runs"][0]["fingerprint"] = data["runs"][0]["fingerprint"][:-4] + "0000"
+    recorded_file.write_text(json.dumps(data))
+    with harness.db.session() as session:
+        reset_demo(session)
+    assert [r.report_id for r in saved_runs(harness.db)] == [community_relay_id(harness.db)]
+
+
+async def test_an_invalid_recording_file_does_not_break_reset(
+    tmp_path: Path, harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    monkeypatch.setenv("TRACE_RECORDED_INVESTIGATIONS", str(bad))
+    with harness.db.session() as session:
+        reset_demo(session)
+    assert run_count(harness.db) == 0
+    assert police_report_id(harness.db)
+
+
+async def test_a_failed_recording_leaves_the_previous_file(
+    recorded_file: Path, tmp_path: Path, ledger_path: Path
+) -> None:
+    before = recorded_file.read_bytes()
+    provider = ScriptedProvider([POLICE_ANSWER, {"attribution": "MAYBE"}], model=NEMOTRON_MODEL)
+    with pytest.raises(RecordingFailed):
+        await record(tmp_path, provider, ledger_path)
+    assert recorded_file.read_bytes() == before
+
+
+async def test_recording_needs_the_passphrase(
+    tmp_path: Path, ledger_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRACE_LIVE_PASSPHRASE")
+    provider = ScriptedProvider([POLICE_ANSWER, *RELAY_ANSWERS], model=NEMOTRON_MODEL)
+    with pytest.raises(RecordingFailed):
+        await record(tmp_path, provider, ledger_path)
+    assert provider.requests == [] and not ledger_path.exists()
+
+
+def test_the_shipped_recordings_are_valid_and_match_the_seed(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The committed file came from ``trace record-demo``; if the seed or prompt version
+    changes, this fails until the runs are recorded again."""
+    monkeypatch.delenv("TRACE_RECORDED_INVESTIGATIONS")
+    runs = load_recorded()
+    if not runs:
+        pytest.skip("no recorded_investigations.json shipped yet")
+    assert all(r.exchanges for r in runs)
+    with db.session() as session:
+        reset_demo(session)
+    replayed = saved_runs(db)
+    assert len(replayed) == len(runs)
+    assert {r.mode for r in replayed} == {"REPLAYED"}
