@@ -72,7 +72,7 @@ def test_crash_at_each_publication_step(tmp_path: Path, step: str, how: str) -> 
             CaseBuilder(store).build("demo-case", "supplied")
             """
         )
-    out, err = child.communicate(timeout=120)
+    _out, err = child.communicate(timeout=120)
     assert child.returncode == (86 if how == "exit" else -signal.SIGKILL), err
     reopened = PackageStore.open(store.root)
     generation = _assert_consistent(reopened, original)
