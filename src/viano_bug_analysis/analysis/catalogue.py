@@ -16,7 +16,7 @@ An entry is a JSON object (it is written into context.json as is)::
 - ``data``: the record's own fields as projected into the context.
 
 Validation reads only ``id``, ``kind`` (through the id's letter), ``origin``,
-``inline``, ``unread`` and, for Q0001, ``data.completeness``.
+``inline``, ``unread`` and, for Q0001, ``data.value`` (the completeness).
 """
 
 from __future__ import annotations
@@ -80,5 +80,5 @@ class Catalogue:
         entry = self._by_id.get(COMPLETENESS_ID)
         if entry is None:
             return None
-        value = entry.get("data", {}).get("completeness")
+        value = entry.get("data", {}).get("value")
         return value if isinstance(value, str) else None

@@ -335,6 +335,11 @@ class CaseInterpreter:
         recorded as ``resumptions/<attempt-hash>.json``; returns the new generation."""
         names = reader.names()
         all_rounds = rounds_of(names, layout)
+        if resume and key.attempt_hash in all_rounds:
+            raise InterpretationError(
+                f"attempt {key.attempt_id!r} already has rounds; resumption needs a new attempt_id",
+                code="interpretation.resumption_needs_new_attempt_id",
+            )
         if key.attempt_hash in all_rounds or layout.resumption(key.attempt_hash) in names:
             return None  # an attempt already under way, or already resumed
         blocked = []
@@ -343,6 +348,11 @@ class CaseInterpreter:
             if last["outcome"]["status"] == OutcomeStatus.BLOCKED.value:
                 blocked.append({"attempt_id": last["attempt_id"], "round_ref": refs[-1]})
         if not blocked:
+            if resume:
+                raise InterpretationError(
+                    "no attempt of this interpretation is BLOCKED; there is nothing to resume",
+                    code="interpretation.nothing_to_resume",
+                )
             return None
         if not resume:
             raise InterpretationError(

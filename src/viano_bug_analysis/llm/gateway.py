@@ -137,7 +137,7 @@ class LLMGateway:
         self._providers = tuple(providers) if providers is not None else None
         self._ledger = ledger
         self._recorder = recorder
-        self._clock = clock
+        self.clock = clock
         self._gateway: Gateway | None = None
 
     def configuration_fingerprint(self) -> str:
@@ -170,7 +170,7 @@ class LLMGateway:
         hint = getattr(error, "retry_after_s", None)
         if self.config.retry.honour_retry_after and isinstance(hint, int | float):
             delay = max(delay, float(hint))
-        return self._clock() + timedelta(seconds=delay)
+        return self.clock() + timedelta(seconds=delay)
 
     async def dispatch(self, request: ModelRequest, *, attempt_number: int) -> GatewayOutcome:
         """One attempt (failover across providers) and its classified outcome.
@@ -179,7 +179,7 @@ class LLMGateway:
         ``asyncio.CancelledError`` propagates unchanged (the request, if sent, stays
         counted in the ledger).
         """
-        started = iso(self._clock())
+        started = iso(self.clock())
         size = sum(len(m.content.encode("utf-8")) for m in request.messages)
         if size > self.config.limits.max_request_bytes:
             error = {
@@ -189,7 +189,7 @@ class LLMGateway:
                 f"{self.config.limits.max_request_bytes}",
             }
             return GatewayOutcome(
-                OutcomeStatus.ERROR, attempt_number, False, started, iso(self._clock()), error=error
+                OutcomeStatus.ERROR, attempt_number, False, started, iso(self.clock()), error=error
             )
         clock_start = time.perf_counter()
         try:
@@ -239,7 +239,7 @@ class LLMGateway:
                 attempt_number,
                 True,
                 started,
-                iso(self._clock()),
+                iso(self.clock()),
                 error=error,
                 **common,
             )
@@ -248,7 +248,7 @@ class LLMGateway:
             attempt_number,
             True,
             started,
-            iso(self._clock()),
+            iso(self.clock()),
             output=json.loads(answer.raw_text),
             **common,
         )
@@ -270,7 +270,7 @@ class LLMGateway:
             attempt_number,
             sent,
             started,
-            iso(self._clock()),
+            iso(self.clock()),
             raw_text=raw_text or None,
             provider=error.provider,
             due_at=due_at,

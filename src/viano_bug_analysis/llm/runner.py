@@ -27,7 +27,7 @@ from typing import Any
 
 from modelgate.types import ModelRequest
 from viano_bug_analysis.analysis.errors import InterpretationError
-from viano_bug_analysis.llm.gateway import Clock, LLMGateway, OutcomeStatus, utc_now
+from viano_bug_analysis.llm.gateway import Clock, LLMGateway, OutcomeStatus
 from viano_bug_analysis.llm.rounds import (
     ROUND_FORMAT,
     AttemptKey,
@@ -102,9 +102,9 @@ async def publish_in_thread(op: PackageOperation, writer: PackageWriter) -> Pack
 class CaseLLMRunner:
     """Runs and records gateway rounds of case interpretation."""
 
-    def __init__(self, gateway: LLMGateway, *, clock: Clock = utc_now) -> None:
+    def __init__(self, gateway: LLMGateway, *, clock: Clock | None = None) -> None:
         self.gateway = gateway
-        self._clock = clock
+        self._clock = clock or gateway.clock
 
     async def run(
         self,

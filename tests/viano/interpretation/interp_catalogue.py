@@ -45,7 +45,7 @@ def catalogue(*, completeness: str = "complete", with_expectation: bool = True) 
         entry("N0001"),
         entry("N0002"),
         entry("D0001"),
-        entry("Q0001", data={"completeness": completeness, "provenance": "tester"}),
+        entry("Q0001", data={"value": completeness, "origins": ["original"]}),
         entry("X0001", inline=False, unread=True, data={"member": "original/big.log"}),
     ]
     if with_expectation:
