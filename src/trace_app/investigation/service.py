@@ -278,7 +278,6 @@ class InvestigationService:
             mode=Mode.LIVE,
             attribution=labels.attribution.value,
             referenced_source=named,
-            model=labelled.model or self.model.model,
             citations=(_citation("report", prepared.chosen),),
         )
         decision = decide_after_attribution(

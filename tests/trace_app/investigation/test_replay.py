@@ -56,9 +56,7 @@ async def record(tmp_path: Path, provider: ScriptedProvider, ledger_path: Path) 
 
 
 @pytest.fixture
-async def recorded_file(
-    tmp_path: Path, ledger_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Path:
+async def recorded_file(tmp_path: Path, ledger_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     provider = ScriptedProvider([POLICE_ANSWER, *RELAY_ANSWERS], model=NEMOTRON_MODEL)
     output = await record(tmp_path, provider, ledger_path)
     monkeypatch.setenv("TRACE_RECORDED_INVESTIGATIONS", str(output))
