@@ -158,9 +158,18 @@ class LiteLLMProvider:
         import openai
 
         chain = list(_chain(exc))
+        # Only a real upstream response decides a status: litellm also raises subclasses
+        # of openai's status errors (with a made-up 500) for answers it failed to parse.
         for item in chain:
-            if isinstance(item, httpx.HTTPStatusError | openai.APIStatusError):
+            response: Any = None
+            if isinstance(item, httpx.HTTPStatusError):
                 response = item.response
+            elif (
+                isinstance(item, openai.APIStatusError)
+                and type(item).__module__.split(".")[0] == "openai"
+            ):
+                response = item.response
+            if response is not None:
                 return _wire.status_error(
                     response.status_code,
                     _safe_text(response),
