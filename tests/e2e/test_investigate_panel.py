@@ -1,0 +1,164 @@
+"""The Investigate panel in a real browser: a live check with the passphrase against a real
+OpenAI-compatible stub on 127.0.0.1, then a refresh that shows the saved result and sends
+nothing upstream."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modelgate.testing import StubChatServer, StubResponse
+
+PASSPHRASE = "panel passphrase 4 tests"
+NEMOTRON = "nvidia/nemotron-3.5-lightning-30b-a3b"
+POLICE = "Nepal Police Demo"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Server:
+    def __init__(self, base_url: str, stub: StubChatServer) -> None:
+        self.base_url = base_url
+        self.stub = stub
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url(path), timeout=30) as response:
+            return json.loads(response.read())
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = tmp_path_factory.mktemp("trace-investigate")
+    port = _free_port()
+    with StubChatServer() as stub:
+        env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL"}}
+        env.update(
+            {
+                "TRACE_HOME": str(home / ".trace-local"),
+                "TRACE_LIVE_PASSPHRASE": PASSPHRASE,
+                "TRACE_MODEL_BASE_URL": stub.base_url,
+                "TRACE_MODEL": NEMOTRON,
+                "TRACE_RECORDED_INVESTIGATIONS": str(home / "none.json"),
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            }
+        )
+        log_path = home / "server.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "trace_app", "serve", "--port", str(port)],
+                cwd=home,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        running = Server(f"http://127.0.0.1:{port}", stub)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"trace serve exited: {log_path.read_text()[-2000:]}")
+                try:
+                    running.get("/api/incidents")
+                    break
+                except (urllib.error.URLError, ConnectionError, TimeoutError):
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            yield running
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        assert PASSPHRASE not in log_path.read_text()
+
+
+def _police_report(server: Server) -> str:
+    incident = server.get("/api/incidents")["items"][0]["id"]
+    reports = server.get(f"/api/incidents/{incident}/reports?limit=500")["items"]
+    found: str = next(r["id"] for r in reports if r["source"] == POLICE)
+    return found
+
+
+def test_live_check_then_refresh_shows_the_saved_result_without_a_call(
+    server: Server, page: Any, screenshot: Callable[[Any, str], Path]
+) -> None:
+    report_id = _police_report(server)
+    server.stub.add(
+        StubResponse.answer(json.dumps({"attribution": "DIRECT", "referenced_source": "NONE"}))
+    )
+    page.goto(server.url(f"/reports/{report_id}"))
+    panel = page.locator("#investigate-panel")
+    assert "No investigation saved" in panel.inner_text()
+    assert server.stub.count == 0
+
+    page.get_by_label("Live-check passphrase").fill(PASSPHRASE)
+    page.get_by_role("button", name="Investigate").click()
+    card = page.locator("#investigation-card")
+    card.wait_for()
+    assert card.get_attribute("data-status") == "COMPLETED"
+    assert card.get_attribute("data-mode") == "LIVE"
+    text = card.inner_text()
+    assert "first-hand" in text  # the plain-word meaning
+    assert NEMOTRON in text and "report-lineage-v4" in text
+    assert "reported by the provider" in text and "11 prompt + 7 completion" in text
+    assert "Duty officer's log" in card.locator("figure.citation").inner_text()
+    assert server.stub.count == 1
+    body = server.stub.requests[0].json()
+    assert (body["temperature"], body["max_tokens"]) == (0, 96)
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    screenshot(page, "investigate-live")
+
+    page.reload()
+    card = page.locator("#investigation-card")
+    card.wait_for()
+    assert card.get_attribute("data-status") == "COMPLETED"
+    assert card.get_attribute("data-mode") == "CACHED"
+    assert page.get_by_label("Live-check passphrase").input_value() == ""
+    assert PASSPHRASE not in page.content()
+    screenshot(page, "investigate-saved")
+
+    # Investigate again without the passphrase: the saved run, still no call
+    page.get_by_role("button", name="Investigate").click()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#investigation-card").get_attribute("data-mode") == "CACHED"
+    assert server.stub.count == 1
+    assert server.get("/api/ledger")["requests"] == 1
+
+
+def test_wrong_passphrase_shows_unavailable_and_sends_nothing(
+    server: Server, page: Any
+) -> None:
+    incident = server.get("/api/incidents")["items"][0]["id"]
+    reports = server.get(f"/api/incidents/{incident}/reports?limit=500")["items"]
+    relay = next(r["id"] for r in reports if "Please share" in r["original_text"])
+    before = server.stub.count
+    page.goto(server.url(f"/reports/{relay}"))
+    page.get_by_label("Live-check passphrase").fill("not it")
+    page.get_by_role("button", name="Investigate").click()
+    card = page.locator("#investigation-card")
+    card.wait_for()
+    assert card.get_attribute("data-status") == "UNAVAILABLE"
+    assert "No model was asked" in card.inner_text()
+    assert server.stub.count == before
