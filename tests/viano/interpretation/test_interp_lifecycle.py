@@ -100,7 +100,7 @@ async def test_published_output_is_immutable_and_tampering_is_detected(tmp_path:
 
 
 async def test_portable_replay_in_a_copied_store(tmp_path: Path) -> None:
-    store, first = await _completed(tmp_path / "one")
+    store, _ = await _completed(tmp_path / "one")
     copy_root = tmp_path / "elsewhere" / "store"
     shutil.copytree(store.root, copy_root)
     moved = PackageStore.open(copy_root)
