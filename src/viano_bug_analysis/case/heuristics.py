@@ -126,6 +126,7 @@ _NAMED_VERSION = re.compile(
     r"\b(?P<name>[A-Z][A-Za-z][\w.+-]{0,30}|node(?:\.?js)?|npm|yarn|python|java|go|rustc)"
     r"(?:\s+|/)v?(?P<ver>\d+\.\d+(?:\.\d+){0,2})\b"
 )
+_BARE_VERSION = re.compile(r"(?<![\w.@/:-])v?(?P<ver>\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)(?![\w.])")
 _FILE = re.compile(
     r"(?<![\w/.@-])(?P<f>(?:[\w.-]+/)*[\w-][\w.-]*\.(?:jsx?|tsx?|mjs|cjs|json|py|rb|go|rs|java"
     r"|kt|c|cc|cpp|h|hpp|cs|css|scss|less|html?|vue|svelte|ya?ml|toml|lock|sh|xml|gradle"
@@ -150,8 +151,13 @@ def extract_entities(text: str) -> list[tuple[str, str]]:
     for m in _PKG_VERSION.finditer(no_urls):
         found.append(("component", m.group("name")))
         found.append(("version", f"{m.group('name')}@{m.group('ver')}"))
+    named = set()
     for m in _NAMED_VERSION.finditer(no_urls):
         found.append(("version", f"{m.group('name')} {m.group('ver')}"))
+        named.add(m.group("ver"))
+    for m in _BARE_VERSION.finditer(_PKG_VERSION.sub(" ", no_urls)):
+        if m.group("ver") not in named:
+            found.append(("version", m.group("ver")))
     for m in _FILE.finditer(no_urls):
         value = m.group("f")
         if not re.fullmatch(r"[\d.]+", value.rsplit(".", 1)[0]):

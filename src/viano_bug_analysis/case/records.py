@@ -109,6 +109,7 @@ class RecordSet:
                 None,
                 ref_kind=block.kind,
                 unread=True,
+                embedded=True,
                 size=len(raw),
                 sha256=hashlib.sha256(raw).hexdigest(),
                 line_count=block.lines,
@@ -222,6 +223,7 @@ class RecordSet:
         fields: dict[str, Any] = {
             "ref_kind": ref.kind,
             "unread": True,
+            "embedded": False,
             "description": ref.description,
         }
         for name in ("member", "uri", "size", "sha256", "media_type"):
@@ -255,6 +257,7 @@ class RecordSet:
                 None,
                 ref_kind="log",
                 unread=True,
+                embedded=True,
                 size=len(raw),
                 sha256=hashlib.sha256(raw).hexdigest(),
                 media_type="text/plain",
@@ -322,7 +325,7 @@ class RecordSet:
     def resolve_member_refs(self, hashes: dict[str, tuple[int, str]]) -> None:
         for x in self._by_kind["X"]:
             member = x.get("member")
-            if x.get("ref_kind") in ("log", "stack_trace", "code") or not member:
+            if x.get("embedded") or not member:
                 continue
             if member in hashes:
                 x["size"], x["sha256"] = hashes[member]
@@ -343,6 +346,7 @@ class RecordSet:
             None,
             ref_kind="attachment",
             unread=True,
+            embedded=False,
             member=name,
             uri=None,
             size=size,
