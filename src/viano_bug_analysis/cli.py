@@ -329,3 +329,9 @@ def export(
         {**gen.to_json(), "status": "exported", "path": str(out)},
         lambda: typer.echo(f"exported generation {gen.generation} to {out}"),
     )
+
+
+# -- interpretation (registered here; implemented in viano_bug_analysis.analysis.command) --
+from viano_bug_analysis.analysis.command import interpret_command  # noqa: E402
+
+app.command("interpret")(interpret_command)
