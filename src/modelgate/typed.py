@@ -3,8 +3,10 @@
 An answer is JSON text. ``parse_answer`` checks it against the same schema that
 ``output_schema`` sends to the provider (every property required, no extra keys),
 then validates it with pydantic in strict mode. Nothing is coerced and nothing is
-re-asked: a value outside an enum (or a ``Literal``) raises ``OutOfSetAnswer``;
-anything else wrong raises ``MalformedAnswer``.
+re-asked: an answer of the right shape whose only faults are values outside an
+enum (or a ``Literal``) raises ``OutOfSetAnswer``; anything else wrong (not JSON, a
+missing or extra key, a wrong type, also together with an out-of-set value) raises
+``MalformedAnswer``.
 """
 
 from __future__ import annotations
@@ -107,11 +109,10 @@ def parse_answer(text: str, model_cls: type[ModelT], *, provider: str | None = N
     if errors:
         first = errors[0]
         where = "/".join(str(p) for p in first.absolute_path) or "(root)"
-        if any(e.validator in _OUT_OF_SET_KEYWORDS for e in errors):
-            bad = next(e for e in errors if e.validator in _OUT_OF_SET_KEYWORDS)
-            at = "/".join(str(p) for p in bad.absolute_path) or "(root)"
+        if all(e.validator in _OUT_OF_SET_KEYWORDS for e in errors):
+            # the shape is right; only values fall outside their closed sets
             raise OutOfSetAnswer(
-                f"value at {at} is outside the allowed set", raw_text=text, provider=provider
+                f"value at {where} is outside the allowed set", raw_text=text, provider=provider
             )
         raise MalformedAnswer(
             f"answer does not match {model_cls.__name__} at {where}: {first.message}",
