@@ -156,7 +156,8 @@ class Alert(Base):
     """Raised for the incident when a claim says a person is missing."""
 
     __tablename__ = "alerts"
-    __table_args__ = (Index("ix_alerts_incident_state", "incident_id", "state"),)
+    # Serves "newest open alerts of an incident" straight from the index (no sort).
+    __table_args__ = (Index("ix_alerts_open_newest", "incident_id", "state", "position", "id"),)
 
     id: Mapped[str] = _id()
     incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"))

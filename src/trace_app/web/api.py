@@ -18,7 +18,8 @@ from trace_app.demo.seed import reset_demo
 from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError, PublishError, TraceError
 from trace_app.domain.publish import PublishReportInput, publish_report
-from trace_app.store.models import Alert, Person, Report
+from trace_app.domain.queries import AlertListing, PersonListing
+from trace_app.store.models import Report
 from trace_app.web.deps import get_session
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -105,7 +106,7 @@ class PersonOut(BaseModel):
     claims: list[ClaimOut]
 
     @classmethod
-    def of(cls, person: Person) -> PersonOut:
+    def of(cls, person: PersonListing) -> PersonOut:
         return cls(
             id=person.id,
             name=person.name,
@@ -116,8 +117,8 @@ class PersonOut(BaseModel):
                     status=c.status,
                     location=c.location,
                     report_id=c.report_id,
-                    source=c.report.organization.name,
-                    reported_at=c.report.reported_at,
+                    source=c.source,
+                    reported_at=c.reported_at,
                 )
                 for c in person.claims
             ],
@@ -142,14 +143,14 @@ class AlertOut(BaseModel):
     raised_at: datetime
 
     @classmethod
-    def of(cls, alert: Alert) -> AlertOut:
+    def of(cls, alert: AlertListing) -> AlertOut:
         return cls(
             id=alert.id,
             person_id=alert.person_id,
-            person_name=alert.person.name,
+            person_name=alert.person_name,
             claim_id=alert.claim_id,
-            report_id=alert.claim.report_id,
-            source=alert.claim.report.organization.name,
+            report_id=alert.report_id,
+            source=alert.source,
             state=alert.state,
             raised_at=alert.raised_at,
         )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from importlib import resources
 from typing import Any
 
 from fastapi import Request
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
@@ -29,7 +31,20 @@ def make_templates() -> Jinja2Templates:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["when"] = format_when
+    env.filters["status_badge"] = status_badge
     return Jinja2Templates(env=env)
+
+
+def format_when(value: datetime) -> Markup:
+    """A UTC time as ``<time>`` (a filter: cheaper than a macro on long lists)."""
+    return Markup('<time datetime="{}">{} UTC</time>').format(
+        value.isoformat(), value.strftime("%Y-%m-%d %H:%M")
+    )
+
+
+def status_badge(status: str) -> Markup:
+    return Markup('<span class="status status-{0}">{0}</span>').format(status)
 
 
 def database(request: Request) -> Database:

@@ -15,7 +15,7 @@ from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError, PublishError
 from trace_app.domain.publish import publish_report
 from trace_app.store.models import ClaimStatus, Incident
-from trace_app.web.deps import get_session, render
+from trace_app.web.deps import database, get_session, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
 
 router = APIRouter(include_in_schema=False)
@@ -57,15 +57,21 @@ def _page_number(request: Request) -> int:
 
 
 @router.get("/incidents/{incident_id}/people")
-def people(request: Request, incident_id: str, session: Session = Depends(get_session)) -> Response:
-    try:
-        incident = queries.get_incident(session, incident_id)
-    except NotFoundError as exc:
-        return _not_found(request, str(exc))
-    number = _page_number(request)
-    limit = queries.PEOPLE_PER_PAGE
-    page = queries.people_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
-    alerts = queries.open_alerts(session, incident_id)
+async def people(request: Request, incident_id: str) -> Response:
+    # One thread hop for the whole page (session, queries and rendering): the People page
+    # is the busiest read.
+    return await run_in_threadpool(_people_page, request, incident_id, _page_number(request))
+
+
+def _people_page(request: Request, incident_id: str, number: int) -> Response:
+    with database(request).sessions() as session:
+        try:
+            incident = queries.get_incident(session, incident_id)
+        except NotFoundError as exc:
+            return _not_found(request, str(exc))
+        limit = queries.PEOPLE_PER_PAGE
+        page = queries.people_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
+        alerts = queries.open_alerts(session, incident_id)
     return render(
         request,
         "people.html",
