@@ -17,6 +17,19 @@ _TRACE_LINE = re.compile(
     r"|npm ERR!.*|#\d+\s+0x[0-9a-fA-F]+.*|\S+\.(?:js|ts|py|java|rs|go|c|cpp):\d+(?::\d+)?.*"
     r"|(?:\w+\.)*\w*(?:Error|Exception)(?::.*)?|Caused by:.*|\.\.\. \d+ more)\s*$"
 )
+_TRACE_HINTS = (
+    "at ",
+    "at\t",
+    'File "',
+    "Traceback",
+    "npm ERR",
+    "0x",
+    "Caused by",
+    "... ",
+    "Error",
+    "Exception",
+)
+_TRACE_FILE_HINT = re.compile(r"\.(?:js|ts|py|java|rs|go|c|cpp):\d")
 _LOGISH = re.compile(r"(?i)\b(?:error|warn(?:ing)?|err!|exception|fatal|debug|info)\b")
 
 
@@ -43,13 +56,17 @@ def find_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[Block]
     """Long fenced blocks and long runs of stack-trace lines outside fences."""
     blocks: list[Block] = []
     covered: list[tuple[int, int]] = []
-    for m in _FENCED.finditer(text):
+    for m in _FENCED.finditer(text) if ("```" in text or "~~~" in text) else ():
         body = m.group("body")
         covered.append((m.start(), m.end()))
         n_lines = body.count("\n") + 1
         if len(body.encode("utf-8")) >= min_bytes or n_lines >= min_lines:
             blocks.append(Block(m.start(), m.end(), _classify(body), n_lines))
-    # stack-trace runs outside fences
+    # stack-trace runs outside fences (skipped when no line can be a trace line)
+    if "\n" not in text or not (
+        any(hint in text for hint in _TRACE_HINTS) or _TRACE_FILE_HINT.search(text)
+    ):
+        return sorted(blocks, key=lambda b: b.start)
     pos = 0
     run_start = run_end = -1
     run_lines = 0
@@ -106,6 +123,40 @@ def sentences(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
+_HYPOTHESIS_HINTS = (
+    "think",
+    "believe",
+    "suspect",
+    "guess",
+    "theory",
+    "maybe",
+    "perhaps",
+    "probably",
+    "possibly",
+    "might be",
+    "may be",
+    "could be",
+    "seem",
+    "looks like",
+    "likely",
+    "caused by",
+    "cause",
+    "because of",
+)
+_EXPECTATION_HINTS = ("should", "expect", "supposed to", "instead of", "ought to", "intended")
+
+
+def may_hold_hypothesis(text: str) -> bool:
+    """Cheap pre-check (substring scan) before sentence-level matching."""
+    low = text.lower()
+    return any(h in low for h in _HYPOTHESIS_HINTS)
+
+
+def may_hold_expectation(text: str) -> bool:
+    low = text.lower()
+    return any(h in low for h in _EXPECTATION_HINTS)
+
+
 def is_hypothesis(sentence: str) -> bool:
     return bool(_HYPOTHESIS.search(sentence))
 
@@ -136,35 +187,51 @@ _ERROR_CODE = re.compile(
     r"\b(?P<e>E[A-Z]{3,}[A-Z0-9]*|ERR_[A-Z0-9_]+|[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception)"
     r"|NS_ERROR_[A-Z_]+|HTTP [45]\d\d)\b"
 )
+_HTTP_VERBS = ("GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "HEAD ", "OPTIONS ")
+_DIGIT_DOT = re.compile(r"\d\.\d")
+_FILE_HINT = re.compile(
+    r"\.(?:jsx?|tsx?|mjs|cjs|json|py|rb|go|rs|java|kt|c|cc|cpp|h|hpp|cs|css|scss|less|html?"
+    r"|vue|svelte|ya?ml|toml|lock|sh|xml|gradle|php|swift|sql|ini|cfg|conf|log)\b"
+)
+_ERROR_HINTS = ("Error", "Exception", "ERR_", "HTTP 4", "HTTP 5")
+_ERROR_E_HINT = re.compile(r"E[A-Z]{3}")
 _ERROR_CODE_STOP = {"EACH", "ELSE", "EDIT", "EVEN", "EVER", "EXIT", "ETC", "EVERY", "EXACT"}
 
 
 def extract_entities(text: str) -> list[tuple[str, str]]:
     """(entity_type, value) pairs found in ``text`` (unordered, may repeat)."""
     found: list[tuple[str, str]] = []
-    urls = list(_URL.finditer(text))
-    for m in urls:
-        found.append(("endpoint", m.group(0).rstrip(".,;:!?")))
-    no_urls = _URL.sub(" ", text)
-    for m in _HTTP_PATH.finditer(no_urls):
-        found.append(("endpoint", m.group(0)))
-    for m in _PKG_VERSION.finditer(no_urls):
-        found.append(("component", m.group("name")))
-        found.append(("version", f"{m.group('name')}@{m.group('ver')}"))
-    named = set()
-    for m in _NAMED_VERSION.finditer(no_urls):
-        found.append(("version", f"{m.group('name')} {m.group('ver')}"))
-        named.add(m.group("ver"))
-    for m in _BARE_VERSION.finditer(_PKG_VERSION.sub(" ", no_urls)):
-        if m.group("ver") not in named:
-            found.append(("version", m.group("ver")))
-    for m in _FILE.finditer(no_urls):
-        value = m.group("f")
-        if not re.fullmatch(r"[\d.]+", value.rsplit(".", 1)[0]):
-            found.append(("file", value))
-    for m in _ERROR_CODE.finditer(no_urls):
-        if m.group("e") not in _ERROR_CODE_STOP:
-            found.append(("error_code", m.group("e")))
+    no_urls = text
+    if "://" in text:
+        for m in _URL.finditer(text):
+            found.append(("endpoint", m.group(0).rstrip(".,;:!?")))
+        no_urls = _URL.sub(" ", text)
+    if any(verb in no_urls for verb in _HTTP_VERBS):
+        for m in _HTTP_PATH.finditer(no_urls):
+            found.append(("endpoint", m.group(0)))
+    if _DIGIT_DOT.search(no_urls):
+        without_pkg = no_urls
+        if "@" in no_urls:
+            for m in _PKG_VERSION.finditer(no_urls):
+                found.append(("component", m.group("name")))
+                found.append(("version", f"{m.group('name')}@{m.group('ver')}"))
+            without_pkg = _PKG_VERSION.sub(" ", no_urls)
+        named = set()
+        for m in _NAMED_VERSION.finditer(no_urls):
+            found.append(("version", f"{m.group('name')} {m.group('ver')}"))
+            named.add(m.group("ver"))
+        for m in _BARE_VERSION.finditer(without_pkg):
+            if m.group("ver") not in named:
+                found.append(("version", m.group("ver")))
+    if _FILE_HINT.search(no_urls):
+        for m in _FILE.finditer(no_urls):
+            value = m.group("f")
+            if not re.fullmatch(r"[\d.]+", value.rsplit(".", 1)[0]):
+                found.append(("file", value))
+    if any(hint in no_urls for hint in _ERROR_HINTS) or _ERROR_E_HINT.search(no_urls):
+        for m in _ERROR_CODE.finditer(no_urls):
+            if m.group("e") not in _ERROR_CODE_STOP:
+                found.append(("error_code", m.group("e")))
     return found
 
 

@@ -85,7 +85,8 @@ class RecordSet:
             else _system_provenance(fields.pop("origin", "original"))
         )
         if text is not None:
-            self.limits.check("max_record_text_bytes", len(text.encode("utf-8")))
+            if len(text) * 4 > self.limits.max_record_text_bytes:  # UTF-8: <= 4 bytes/char
+                self.limits.check("max_record_text_bytes", len(text.encode("utf-8")))
             record["text"] = text
         record.update(fields)
         self._by_kind[prefix].append(record)
@@ -183,7 +184,7 @@ class RecordSet:
         self, titles: list[dict[str, Any]], observations: list[dict[str, Any]]
     ) -> None:
         for rec in [*titles, *observations]:
-            if rec["provenance"]["role"] != "reporter":
+            if rec["provenance"]["role"] != "reporter" or not h.may_hold_expectation(rec["text"]):
                 continue
             for sentence, start, end in h.sentences(rec["text"]):
                 if "[unread X" in sentence or not h.is_expectation(sentence):
@@ -202,6 +203,8 @@ class RecordSet:
                 record["provenance"] = prov
 
     def _hypotheses_in(self, rec: dict[str, Any]) -> None:
+        if not h.may_hold_hypothesis(rec["text"]):
+            return
         for sentence, start, end in h.sentences(rec["text"]):
             if "[unread X" in sentence or not h.is_hypothesis(sentence):
                 continue

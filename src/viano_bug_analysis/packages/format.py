@@ -278,7 +278,7 @@ class PackageLimits:
     max_members: int = 10_000
     max_member_bytes: int = 1 << 30  # 1 GiB uncompressed per member
     max_total_bytes: int = 4 << 30  # 4 GiB uncompressed in all
-    max_compression_ratio: int = 200  # uncompressed / compressed, for members >= ratio_floor
+    max_compression_ratio: int = 500  # uncompressed / compressed, for members >= ratio_floor
     ratio_floor_bytes: int = 1 << 20  # small members may compress as well as they like
     max_manifest_bytes: int = 4 << 20
     max_name_bytes: int = 1024

@@ -1,0 +1,171 @@
+"""Benchmark: building a canonical case.
+
+1. Time: CaseBuilder.build on a package holding an 8 MiB native intake, against a plain
+   ``zipfile`` read of the same member plus ``json.loads`` in the same run (target <= 3x).
+   Reported twice: the whole build (parse, records, canonical JSON, hash, publication of
+   a new generation with fsync) and the in-memory part alone (build_canonical_case).
+2. Memory: tracemalloc peak of CaseBuilder.build on a ~50 MiB package with large
+   attachments, against its largest member (target <= 2x).
+
+Run: .venv/bin/python bench/bench_case_build.py   (bounded well under 60 s)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+import time
+import tracemalloc
+import zipfile
+from pathlib import Path
+
+from viano_bug_analysis.case import CaseBuilder, build_canonical_case
+from viano_bug_analysis.packages import Manifest, PackageReader, PackageStore, PackageWriter
+
+MiB = 1 << 20
+WORDS = (
+    "export button spinner stops table rows timeout worker queue page render "
+    "user clicks save draft editor crash value field null undefined request"
+).split()
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def make_intake(target_bytes: int) -> bytes:
+    rng = random.Random(7)
+    intake: dict[str, object] = {
+        "intake_format": "viano-intake/1",
+        "case_id": "bench-case",
+        "title": "Export stops for large tables",
+        "expected_behavior": "The export finishes and a CSV file is downloaded.",
+        "steps": ["Open /reports", "Click Export"],
+        "observations": [],
+        "comments": [],
+    }
+    size = 0
+    i = 0
+    while size < target_bytes:
+        text = " ".join(_sentence(rng, 14) for _ in range(6))
+        if i % 3 == 0:
+            intake["observations"].append(text)  # type: ignore[attr-defined]
+        else:
+            intake["comments"].append(  # type: ignore[attr-defined]
+                {
+                    "author": f"tester{i % 17}",
+                    "timestamp": "2024-05-02T09:00:00Z",
+                    "text": text + (" I think the worker queue is full." if i % 5 == 0 else ""),
+                }
+            )
+        size += len(text) + 80
+        i += 1
+    return json.dumps(intake).encode()
+
+
+def write_package(path: Path, files: dict[str, bytes], stored: set[str]) -> None:
+    writer = PackageWriter.new(
+        Manifest(
+            package_id="supplied",
+            case_id="bench-case",
+            inputs=({"member": "original/intake.json", "format": "viano-intake"},),
+        )
+    )
+    for name, data in files.items():
+        writer.add_bytes(name, data, compress=name not in stored)
+    with open(path, "wb") as f:
+        writer.write(f)
+
+
+def best_of(fn, runs: int = 3) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def bench_time(tmp: Path) -> None:
+    intake = make_intake(8 * MiB)
+    pkg = tmp / "intake.zip"
+    write_package(pkg, {"original/intake.json": intake}, set())
+
+    def baseline() -> None:
+        with zipfile.ZipFile(pkg) as z:
+            json.loads(z.read("original/intake.json"))
+
+    def in_memory() -> None:
+        with PackageReader(pkg) as r:
+            build_canonical_case(r, 1)
+
+    def full() -> None:
+        root = tmp / f"store-{time.perf_counter_ns()}"
+        store = PackageStore.init(root)
+        store.add(pkg)
+        t0 = time.perf_counter()
+        CaseBuilder(store).build("bench-case", "supplied")
+        full.elapsed.append(time.perf_counter() - t0)  # type: ignore[attr-defined]
+
+    full.elapsed = []  # type: ignore[attr-defined]
+    base = best_of(baseline)
+    mem = best_of(in_memory)
+    for _ in range(3):
+        full()
+    whole = min(full.elapsed)  # type: ignore[attr-defined]
+    print(f"intake: {len(intake) / MiB:.1f} MiB")
+    print(f"baseline zipfile read + json.loads: {base * 1000:.0f} ms")
+    print(f"build_canonical_case (in memory):   {mem * 1000:.0f} ms  ratio {mem / base:.2f}x")
+    print(
+        f"CaseBuilder.build (with publish):   {whole * 1000:.0f} ms  ratio {whole / base:.2f}x"
+        "  (target <= 3x)"
+    )
+
+
+def bench_memory(tmp: Path) -> None:
+    rng = random.Random(3)
+    attachments = {
+        "original/attachments/core.dump": rng.randbytes(24 * MiB),
+        "original/attachments/trace.bin": rng.randbytes(16 * MiB),
+        "original/attachments/server.log": b"".join(
+            f"2024-05-02T09:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d} ERROR worker "
+            f"{rng.randrange(10**6)} timeout on queue {i % 13}\n".encode()
+            for i in range(10 * MiB // 64)
+        ),
+    }
+    intake = make_intake(64 * 1024)
+    files = {"original/intake.json": intake, **attachments}
+    pkg = tmp / "big.zip"
+    write_package(pkg, files, {"original/attachments/core.dump", "original/attachments/trace.bin"})
+    largest = max(len(v) for v in files.values())
+    total = sum(len(v) for v in files.values())
+    del attachments, files
+    store = PackageStore.init(tmp / "store-mem")
+    store.add(pkg)
+    tracemalloc.start()
+    CaseBuilder(store).build("bench-case", "supplied")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(
+        f"package: {total / MiB:.0f} MiB of members ({os.path.getsize(pkg) / MiB:.0f} MiB "
+        f"on disk), largest member {largest / MiB:.0f} MiB"
+    )
+    print(
+        f"tracemalloc peak during build: {peak / MiB:.1f} MiB  ratio {peak / largest:.2f}x "
+        "of the largest member (target <= 2x)"
+    )
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        t0 = time.perf_counter()
+        bench_time(tmp)
+        bench_memory(tmp)
+        print(f"total benchmark time {time.perf_counter() - t0:.1f} s; timings are best of 3")
+
+
+if __name__ == "__main__":
+    main()
