@@ -236,6 +236,6 @@ HOSPITAL_EXAMPLE = DemoReport(
         "and signs of cold exposure. She gave her name and age to the admitting nurse "
         "herself. Next of kin not yet informed."
     ),
-    minutes=1630,
+    minutes=1650,
     references=("Admission CH-0715-112",),
 )
