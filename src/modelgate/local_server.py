@@ -215,6 +215,8 @@ class LocalModelServer:
         self._log = self._open_log()
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        # Idle OpenMP workers sleep instead of spinning: the app shares these cores.
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         env[PARENT_PID_ENV] = str(os.getpid())
         self._process = subprocess.Popen(
             self.settings.command(port),
