@@ -151,7 +151,8 @@ class RecordSet:
             if item.text.strip().lower().strip(".") in _PLACEHOLDER_EXPECTATIONS:
                 self._empty_expected.append({"source": item.source})
                 continue
-            self._text_record("E", item, explicit=True)
+            extra = {"source_uri": item.extra["source_uri"]} if "source_uri" in item.extra else {}
+            self._text_record("E", item, explicit=True, **extra)
         if not explicit:
             self._implicit_expectations(self._by_kind["B"], observations)
         for item in doc.reproductions:
