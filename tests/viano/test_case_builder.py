@@ -208,3 +208,31 @@ def test_new_revision_drops_interpretation_pointers(store: PackageStore, tmp_pat
         assert set(m.pointers) == {"canonical_case"}
         assert "analysis/interpretations/0001/context.json" in r
         assert m.analysis_revision == 2
+
+
+def test_build_streams_large_attachments(store: PackageStore, tmp_path: Path) -> None:
+    """Peak traced memory stays well under twice the largest member (16 MiB attachment)."""
+    import os
+    import tracemalloc
+
+    big = os.urandom(16 << 20)
+    from viano_helpers import write_package
+
+    pkg = tmp_path / "big.zip"
+    write_package(
+        pkg,
+        {"original/intake.json": json.dumps(INTAKE).encode(), "original/attachments/core.bin": big},
+    )
+    del big
+    store.add(pkg)
+    tracemalloc.start()
+    try:
+        CaseBuilder(store).build("demo-case", "supplied")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * (16 << 20), peak
+    case = _case(store)
+    (x,) = [r for r in case["records"] if r.get("member") == "original/attachments/core.bin"]
+    with PackageReader(store.current("demo-case", "supplied").path) as r:
+        assert x["sha256"] == r.sha256("original/attachments/core.bin")
