@@ -106,3 +106,38 @@ def test_reset_restores_the_seed(
     assert page.get_by_role("heading", name="Open alerts").is_visible()
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Reports").click()
     screenshot(page, "reports")
+
+
+def test_real_crisis_text_published_through_the_form_shows_as_text(
+    live_server: Any, page: Any, screenshot: Callable[[Any, str], Path]
+) -> None:
+    import csv
+    import os
+
+    import pytest
+
+    base = Path(
+        os.environ.get("REAL_DATA_DIR", Path(__file__).resolve().parents[3] / "shared" / "data")
+    )
+    folder = base / "crisis" / "crisislex_t26"
+    files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+    if not files:
+        pytest.skip(f"real crisis texts not found under {folder} (set REAL_DATA_DIR)")
+    texts: list[str] = []
+    for path in files:
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.reader(handle))[1:]
+        texts += [r[1] for r in rows if len(r) > 1 and any(c in r[1] for c in "&<>\"'")]
+    assert texts, "expected real texts with characters that need escaping"
+    text = texts[0]
+    live_server.reset()
+    page.goto(live_server.url("/organizations"))
+    page.get_by_label("Source (organisation)").fill("Public post relay")
+    page.get_by_label("Summary").fill(text[:60])
+    page.get_by_label("Original report text").fill(text)
+    page.get_by_label("Person's name").fill("Unnamed person")
+    page.get_by_label("Status").select_option("seen")
+    page.get_by_role("button", name="Publish report").click()
+    page.wait_for_url("**/reports/*")
+    assert page.locator("#original-text").inner_text() == text
+    screenshot(page, "report-view-real-crisis-text")

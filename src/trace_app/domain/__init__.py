@@ -8,7 +8,13 @@ from trace_app.domain.errors import (
     PublishError,
     TraceError,
 )
-from trace_app.domain.publish import PersonInput, PublishReportInput, name_key, publish_report
+from trace_app.domain.publish import (
+    PersonInput,
+    PublishReportInput,
+    name_key,
+    publish_and_commit,
+    publish_report,
+)
 
 __all__ = [
     "EMPTY_REPORT_MESSAGE",
@@ -20,5 +26,6 @@ __all__ = [
     "PublishReportInput",
     "TraceError",
     "name_key",
+    "publish_and_commit",
     "publish_report",
 ]

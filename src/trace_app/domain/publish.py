@@ -13,6 +13,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from trace_app.domain.errors import EmptyReportError, InvalidReportError, NotFoundError
@@ -182,3 +183,24 @@ def publish_report(session: Session, data: PublishReportInput) -> Report:
         )
     session.flush()
     return report
+
+
+def publish_and_commit(session: Session, data: PublishReportInput) -> Report:
+    """Publish and commit; on a unique-name race (another request created the same
+    person or organisation first) roll back and try once more, which then finds it.
+
+    Validation errors propagate with the session rolled back and nothing saved.
+    """
+    for attempt in (1, 2):
+        try:
+            report = publish_report(session, data)
+            session.commit()
+            return report
+        except IntegrityError:
+            session.rollback()
+            if attempt == 2:
+                raise
+        except BaseException:
+            session.rollback()
+            raise
+    raise AssertionError("unreachable")

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from trace_app.demo.seed import reset_demo
 from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError, PublishError, TraceError
-from trace_app.domain.publish import PublishReportInput, publish_report
+from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
 from trace_app.store.models import Report
 from trace_app.web.deps import get_session
@@ -189,8 +189,7 @@ def create_report(
 ) -> ReportOut | JSONResponse:
     """Publish a report (the same function as the Organizations form)."""
     try:
-        report = publish_report(session, data)
-        session.commit()
+        report = publish_and_commit(session, data)
     except PublishError as exc:
         session.rollback()
         return error(422, exc)

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from trace_app.demo.seed import reset_demo
 from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError, PublishError
-from trace_app.domain.publish import publish_report
+from trace_app.domain.publish import publish_and_commit
 from trace_app.store.models import ClaimStatus, Incident
 from trace_app.web.deps import database, get_session, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
@@ -156,8 +156,7 @@ async def publish(request: Request, session: Session = Depends(get_session)) -> 
 
 def _publish_form(request: Request, session: Session, form: ReportForm) -> Response:
     try:
-        report = publish_report(session, form.to_input())
-        session.commit()
+        report = publish_and_commit(session, form.to_input())
     except FormError as exc:
         session.rollback()
         form.errors = exc.messages
