@@ -174,3 +174,39 @@ def test_lock_of_a_killed_process_is_released(tmp_path: Path) -> None:
     holder.communicate(timeout=30)
     with store.lock("demo-case", "supplied") as op:
         assert op.current().generation == 1
+
+
+@pytest.mark.parametrize("step", PUBLISH_STEPS)
+def test_crash_while_adding_a_package(tmp_path: Path, step: str) -> None:
+    store = PackageStore.init(tmp_path / "s")
+    pkg = intake_package(tmp_path / "in.zip")
+    child = _child(
+        f"""
+        from viano_bug_analysis.packages import PackageStore
+        PackageStore.open({str(store.root)!r}).add({str(pkg)!r})
+        """,
+        {CRASH_ENV: step},
+    )
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 86, err
+    reopened = PackageStore.open(store.root)
+    if step in ("temp_written", "temp_fsynced"):
+        assert reopened.list_packages() == []
+        assert reopened.add(pkg)[1] == "added"
+    else:
+        assert reopened.current("demo-case", "supplied").generation == 1
+        assert reopened.add(pkg)[1] == "unchanged"
+    assert members(reopened.current("demo-case", "supplied").path) == members(pkg)
+
+
+def test_exported_package_replays_in_another_store(tmp_path: Path) -> None:
+    a = PackageStore.init(tmp_path / "a")
+    a.add(intake_package(tmp_path / "in.zip"))
+    built = CaseBuilder(a).build("demo-case", "supplied")
+    a.export("demo-case", "supplied", tmp_path / "out.zip")
+    b = PackageStore.init(tmp_path / "b")
+    gen, status = b.add(tmp_path / "out.zip")
+    assert (status, gen.generation, gen.analysis_revision) == ("added", 2, 1)
+    again = CaseBuilder(b).build("demo-case", "supplied")
+    assert again.status == "unchanged" and again.case_sha256 == built.case_sha256
+    assert (tmp_path / "out.zip").read_bytes() == gen.path.read_bytes()

@@ -38,6 +38,7 @@ from viano_bug_analysis.packages.reader import CHUNK, PackageReader, check_membe
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile.structFileHeader
 _LOCAL_MAGIC = b"PK\x03\x04"
 _USE_DATA_DESCRIPTOR = 0x08
+LARGE_MEMBER_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,9 @@ class PackageWriter:
             for member in self._added.values():
                 info = _new_info(member.name, member.compress)
                 if member.data is not None:
-                    zout.writestr(info, member.data)
+                    # large members (canonical cases) favour speed over ratio
+                    level = 1 if len(member.data) >= LARGE_MEMBER_BYTES else 6
+                    zout.writestr(info, member.data, compresslevel=level)
                 else:
                     assert member.path is not None
                     with (
