@@ -14,7 +14,7 @@ from trace_app.demo.seed import reset_demo
 from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError, PublishError
 from trace_app.domain.publish import publish_and_commit
-from trace_app.store.models import ClaimStatus, Incident
+from trace_app.store.models import ClaimStatus, Incident, Report
 from trace_app.web.deps import database, get_session, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
 
@@ -103,15 +103,23 @@ def report_view(
         report = queries.get_report(session, report_id)
     except NotFoundError as exc:
         return _not_found(request, str(exc))
+    context = report_page_context(request, session, report)
+    context["just_published"] = request.query_params.get("published") == "1"
+    return render(request, "report.html", context)
+
+
+def report_page_context(request: Request, session: Session, report: Report) -> dict[str, Any]:
+    """The report view's template context, with every registered provider's names (the
+    investigation's saved result among them). Reads only."""
     context: dict[str, Any] = {
         "report": report,
         "incident": report.incident,
         "nav_incident": report.incident,
-        "just_published": request.query_params.get("published") == "1",
+        "just_published": False,
     }
     for provider in request.app.state.report_context_providers:
         context.update(provider(session, report))
-    return render(request, "report.html", context)
+    return context
 
 
 def _form_page(
