@@ -243,3 +243,13 @@ def test_people_pager(web: TestClient, incident_id: str) -> None:
     second = web.get(f"/incidents/{incident_id}/people", params={"page": 2}).text
     assert "Page 1 of 2" in first and 'rel="next"' in first
     assert "Zz Pager 59" in second and "Zz Pager 59" not in first
+
+
+def test_empty_database_when_seeding_is_off(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    settings = TraceSettings(
+        home=home, database_url=f"sqlite:///{home / 'trace.db'}", seed_on_empty=False
+    )
+    with TestClient(create_app(settings)) as web:
+        assert web.get("/api/incidents").json() == {"items": []}
+        assert "No incident yet" in web.get("/").text

@@ -219,3 +219,26 @@ def test_status_outside_the_set_is_refused() -> None:
         PublishReportInput.model_validate(
             {"incident_id": "x", "source": "s", "status": "lost", "person": {"name": "A"}}
         )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    words=st.lists(
+        st.text(
+            alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=8
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    pads=st.tuples(st.sampled_from(["", " ", "  ", "\t"]), st.sampled_from(["", " ", "\n"])),
+    gap=st.sampled_from([" ", "  ", " \t "]),
+)
+def test_name_key_ignores_case_and_spacing(
+    words: list[str], pads: tuple[str, str], gap: str
+) -> None:
+    from trace_app.domain import name_key
+
+    plain = " ".join(words)
+    variant = pads[0] + gap.join(w.swapcase() for w in words) + pads[1]
+    assert name_key(variant) == name_key(plain)
+    assert name_key(plain + "x") != name_key(plain)
