@@ -8,6 +8,7 @@ provider sends them, whatever it does with schema descriptions.
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, create_model
@@ -50,11 +51,13 @@ class SupportResult(BaseModel):
     support: Support
 
 
+@functools.lru_cache(maxsize=256)
 def attribution_result_type(menu: tuple[str, ...]) -> type[AttributionResult]:
     """AttributionResult whose ``referenced_source`` is closed to ``menu`` plus ``NONE``.
 
-    The enum is built per request, so a name outside the menu fails validation in
-    modelgate (``OutOfSetAnswer``) and never reaches the decision rules.
+    The enum is built per menu (and kept for a repeat of the same menu), so a name
+    outside the menu fails validation in modelgate (``OutOfSetAnswer``) and never
+    reaches the decision rules.
     """
     source_choice = closed_enum("ReferencedSource", [*menu, NO_SOURCE])
     model = create_model(

@@ -9,10 +9,14 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from trace_app.investigation.model_settings import PASSPHRASE_ENV, ModelSettingsError
+
+if TYPE_CHECKING:
+    from trace_app.investigation.service import InvestigationService
 
 
 def _passphrase(ask: bool) -> str | None:
@@ -29,6 +33,13 @@ def _passphrase(ask: bool) -> str | None:
         show_default=False,
     )
     return typed or None
+
+
+async def _live_once(service: InvestigationService, report_id: str, passphrase: str | None) -> Any:
+    try:
+        return await service.investigate(report_id, passphrase)
+    finally:
+        await service.aclose()
 
 
 def investigate(
@@ -57,7 +68,7 @@ def investigate(
         try:
             # PARTIAL or a saved run needs no passphrase: ask only when a call is due
             result = service.without_call(report_id) or asyncio.run(
-                service.investigate(report_id, _passphrase(prompt))
+                _live_once(service, report_id, _passphrase(prompt))
             )
         except NotFoundError as exc:
             typer.echo(f"error: {exc}", err=True)

@@ -74,6 +74,7 @@ async def record_demo(
     with tempfile.TemporaryDirectory(prefix="trace-record-") as folder:
         base = Path(folder)
         db = Database(make_engine(f"sqlite:///{base / 'seed.db'}"))
+        service: InvestigationService | None = None
         try:
             migrate(db.engine)
             with db.session() as session:
@@ -98,6 +99,8 @@ async def record_demo(
                 if result.status.saved:
                     runs.append(recorded_run(result, exchanges))
         finally:
+            if service is not None:
+                await service.aclose()
             db.dispose()
     if len(runs) != len(SEEDED_REPORTS):
         raise RecordingFailed(results)

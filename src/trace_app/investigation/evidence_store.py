@@ -8,15 +8,17 @@ written here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
 
 from trace_app.domain.errors import NotFoundError
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.outcome import Citation, InvestigationResult, UsageTotals
 from trace_app.investigation.vocabulary import Mode, Status
-from trace_app.store.models import InvestigationRun, Report
+from trace_app.store.models import InvestigationRun, Organization, Report
 from trace_app.store.types import new_id
 
 
@@ -26,39 +28,77 @@ class ReportNotFound(NotFoundError):
 
 @dataclass(frozen=True, slots=True)
 class IncidentEvidence:
+    """The chosen report, every source name among the incident's reports, and the reports
+    of the sources the chosen text names (the only ones a relay can be compared with)."""
+
     incident_id: str
     chosen: ReportEvidence
-    reports: tuple[ReportEvidence, ...]
+    sources: tuple[str, ...]
+    named_reports: tuple[ReportEvidence, ...]
 
 
-def as_evidence(report: Report) -> ReportEvidence:
+_EVIDENCE_COLUMNS = (
+    Report.id,
+    Organization.name,
+    Report.original_text,
+    Report.reported_at,
+    Report.references,
+)
+
+
+def _evidence(row: Any) -> ReportEvidence:
+    report_id, source, text, reported_at, references = row
     return ReportEvidence(
-        report_id=report.id,
-        source=report.organization.name,
-        text=report.original_text or "",
-        reported_at=report.reported_at.isoformat(),
-        references=tuple(report.references or ()),
+        report_id=report_id,
+        source=source,
+        text=text or "",
+        reported_at=reported_at.isoformat(),
+        references=tuple(references or ()),
+    )
+
+
+def _reports_query(incident_id: str) -> Select[str, str, str, datetime, list[str]]:
+    return (
+        select(*_EVIDENCE_COLUMNS)
+        .join(Organization, Report.organization_id == Organization.id)
+        .where(Report.incident_id == incident_id)
+        .order_by(Report.position, Report.reported_at, Report.id)
     )
 
 
 def incident_reports(session: Session, incident_id: str) -> tuple[ReportEvidence, ...]:
-    """Every single-source report of the incident, in a stable order."""
-    rows = session.scalars(
-        select(Report)
-        .where(Report.incident_id == incident_id)
-        .order_by(Report.position, Report.reported_at, Report.id)
-        .options(joinedload(Report.organization))
-    ).all()
-    return tuple(as_evidence(r) for r in rows)
+    """Every single-source report of the incident, in a stable order (columns only)."""
+    return tuple(_evidence(row) for row in session.execute(_reports_query(incident_id)))
 
 
 def load_evidence(session: Session, report_id: str) -> IncidentEvidence:
-    incident_id = session.scalar(select(Report.incident_id).where(Report.id == report_id))
-    if incident_id is None:
+    """Three small queries whatever the incident's size: the chosen report, the incident's
+    distinct source names, and the reports of the sources its text names verbatim."""
+    row = session.execute(
+        select(Report.incident_id, *_EVIDENCE_COLUMNS)
+        .join(Organization, Report.organization_id == Organization.id)
+        .where(Report.id == report_id)
+    ).first()
+    if row is None:
         raise ReportNotFound(f"No report with id {report_id!r}.")
-    reports = incident_reports(session, incident_id)
-    chosen = next(r for r in reports if r.report_id == report_id)
-    return IncidentEvidence(incident_id=incident_id, chosen=chosen, reports=reports)
+    incident_id = row[0]
+    chosen = _evidence(row[1:])
+    sources = tuple(
+        sorted(
+            session.scalars(
+                select(Organization.name)
+                .join(Report, Report.organization_id == Organization.id)
+                .where(Report.incident_id == incident_id)
+                .distinct()
+            )
+        )
+    )
+    named = [s for s in sources if s != chosen.source and s in chosen.text]
+    named_reports: tuple[ReportEvidence, ...] = ()
+    if named:
+        query = _reports_query(incident_id).where(Organization.name.in_(named))
+        named_reports = tuple(_evidence(r) for r in session.execute(query))
+    return IncidentEvidence(incident_id, chosen, sources, named_reports)
 
 
 def find_run(session: Session, incident_id: str, fingerprint: str) -> InvestigationRun | None:

@@ -22,16 +22,16 @@ class Menu:
         return len(self.names) > MAX_MENU_SOURCES
 
 
-def build_menu(chosen: ReportEvidence, incident_reports: Iterable[ReportEvidence]) -> Menu:
+def build_menu(chosen: ReportEvidence, incident_sources: Iterable[str]) -> Menu:
     """Other organisations' source names (from the incident's reports) found verbatim.
 
     A name counts only when it has at least four characters, is not the chosen report's
     own source, and occurs in the report text exactly as written (case included).
     """
     candidates = {
-        report.source
-        for report in incident_reports
-        if report.source != chosen.source and len(report.source.strip()) >= MIN_NAME_CHARACTERS
+        name
+        for name in incident_sources
+        if name != chosen.source and len(name.strip()) >= MIN_NAME_CHARACTERS
     }
     return Menu(names=tuple(sorted(name for name in candidates if name in chosen.text)))
 

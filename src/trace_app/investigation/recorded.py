@@ -185,10 +185,11 @@ def recreate_replayed_runs(session: Session, path: Path | None = None) -> int:
     added = 0
     for incident_id in session.scalars(select(Incident.id)).all():
         reports = store.incident_reports(session, incident_id)
+        sources = {r.source for r in reports}
         for report in reports:
             if report.text_problem is not None:
                 continue
-            menu = build_menu(report, reports)
+            menu = build_menu(report, sources)
             if menu.too_many:
                 continue
             for model in models:

@@ -14,7 +14,9 @@ At most two model calls per investigation, each one attempt on one provider with
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import hashlib
 import logging
 import os
 from collections.abc import Callable
@@ -24,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from modelgate.errors import ModelGateError, NotConfigured, NotSent
+from modelgate.fingerprint import fingerprint
 from modelgate.gateway import Gateway, RetryPolicy
 from modelgate.ledger import JsonFileLedger, Ledger, LedgerSnapshot, cap_from_env
 from modelgate.providers import Provider, ProviderConfig, build_provider
@@ -124,44 +128,57 @@ class InvestigationService:
         self.provider_factory = provider_factory
         self.recorder = recorder
         self.clock = clock
+        self._providers: dict[tuple[int, str, str], Provider] = {}
+        self._stale: list[Provider] = []
 
     # --- reads (never call a model) -----------------------------------------------
 
     def prepare(self, report_id: str, *, model_id: str | None = None) -> Prepared | Conclude:
         """Steps 1-3. ``Conclude`` (PARTIAL) when the report cannot be investigated."""
         with self.db.session() as session:
-            found = store.load_evidence(session, report_id)
+            return self._prepare(session, report_id, model_id)
+
+    def _prepare(
+        self, session: Session, report_id: str, model_id: str | None
+    ) -> Prepared | Conclude:
+        found = store.load_evidence(session, report_id)
         problem = found.chosen.text_problem
         if problem is not None:
             return Conclude(Status.PARTIAL, problem)
-        menu = build_menu(found.chosen, found.reports)
+        menu = build_menu(found.chosen, found.sources)
         if menu.too_many:
             return Conclude(
                 Status.PARTIAL,
                 f"The report names {len(menu.names)} other sources; "
                 f"at most {MAX_MENU_SOURCES} can be checked.",
             )
-        fingerprint = content_fingerprint(
+        content_fp = content_fingerprint(
             found.chosen,
             menu,
-            found.reports,
+            found.named_reports,
             model=model_id or self.model.model,
             prompt_version=PROMPT_VERSION,
         )
-        return Prepared(found.incident_id, found.chosen, found.reports, menu, fingerprint)
+        return Prepared(found.incident_id, found.chosen, found.named_reports, menu, content_fp)
 
     def without_call(self, report_id: str) -> InvestigationResult | None:
         """Steps 1-3 only: PARTIAL, or the saved run for this content, or ``None`` when
         only a live call could answer. Never calls a model."""
-        prepared = self.prepare(report_id)
+        prepared, saved = self._steps_one_to_three(report_id, use_saved=True)
         if isinstance(prepared, Conclude):
             return InvestigationResult(report_id, prepared.status, prepared.reason)
-        return self._saved_for(prepared)
+        return saved
 
-    def _saved_for(self, prepared: Prepared) -> InvestigationResult | None:
+    def _steps_one_to_three(
+        self, report_id: str, *, use_saved: bool
+    ) -> tuple[Prepared | Conclude, InvestigationResult | None]:
+        """One session: the evidence, the menu, the fingerprint and the saved run, if any."""
         with self.db.session() as session:
+            prepared = self._prepare(session, report_id, None)
+            if isinstance(prepared, Conclude) or not use_saved:
+                return prepared, None
             run = store.find_run(session, prepared.incident_id, prepared.fingerprint)
-            return store.result_from_run(run) if run is not None else None
+            return prepared, (store.result_from_run(run) if run is not None else None)
 
     def saved_result(self, report_id: str) -> InvestigationResult | None:
         """The newest saved run for the report, or ``None``. ``ReportNotFound`` if no report."""
@@ -185,13 +202,11 @@ class InvestigationService:
         ``force_live`` skips the saved-run lookup (``trace record-demo`` uses it); every
         guard (passphrase, key, ledger, cap) still applies.
         """
-        prepared = self.prepare(report_id)
+        prepared, saved = self._steps_one_to_three(report_id, use_saved=not force_live)
         if isinstance(prepared, Conclude):
             return InvestigationResult(report_id, prepared.status, prepared.reason)
-        if not force_live:
-            saved = self._saved_for(prepared)
-            if saved is not None:
-                return saved
+        if saved is not None:
+            return saved
         refused = self._refuse_live(passphrase)
         if refused is not None:
             return replace(refused, report_id=report_id, fingerprint=prepared.fingerprint)
@@ -232,7 +247,7 @@ class InvestigationService:
         )
         try:
             ledger = self.ledger_factory()
-            provider = self.provider_factory(self.model.provider_config())
+            provider = self._provider()
         except ModelGateError as error:
             return replace(base, status=status_for_error(error), reason=reason_for_error(error))
         try:
@@ -252,7 +267,32 @@ class InvestigationService:
                 usage=calls.totals(),
                 requests_sent=calls.sent,
             )
-        finally:
+
+    def _provider(self) -> Provider:
+        """The provider for the current configuration and event loop, built once: an HTTP
+        client (TLS context, connection pool) costs far more than a loopback call."""
+        config = self.model.provider_config()
+        key_value = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
+        key = (
+            id(asyncio.get_running_loop()),
+            fingerprint(config.model_dump(mode="json"), "trace_provider_config"),
+            hashlib.sha256(key_value.encode()).hexdigest(),
+        )
+        provider = self._providers.get(key)
+        if provider is None:
+            stale = list(self._providers.values())
+            self._providers.clear()
+            self._stale.extend(stale)
+            provider = self.provider_factory(config)
+            self._providers[key] = provider
+        return provider
+
+    async def aclose(self) -> None:
+        """Close the providers this service built (call it on the loop that used them)."""
+        providers = [*self._providers.values(), *self._stale]
+        self._providers.clear()
+        self._stale.clear()
+        for provider in providers:
             closer = getattr(provider, "aclose", None)
             if closer is not None:
                 with contextlib.suppress(Exception):
