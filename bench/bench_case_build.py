@@ -35,6 +35,28 @@ def _sentence(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
 
 
+def make_log_intake(target_bytes: int) -> bytes:
+    """Few records, each carrying a long fenced log (kept as unread references)."""
+    rng = random.Random(11)
+    observations = []
+    size = 0
+    while size < target_bytes:
+        log = "\n".join(
+            f"2024-05-02T09:00:{i % 60:02d} ERROR worker {rng.randrange(10**6)} timeout"
+            for i in range(3000)
+        )
+        observations.append(f"The export fails with this log:\n```\n{log}\n```\nThen it stops.")
+        size += len(log)
+    return json.dumps(
+        {
+            "intake_format": "viano-intake/1",
+            "case_id": "bench-case",
+            "title": "Export stops",
+            "observations": observations,
+        }
+    ).encode()
+
+
 def make_intake(target_bytes: int) -> bytes:
     rng = random.Random(7)
     intake: dict[str, object] = {
@@ -88,9 +110,8 @@ def best_of(fn, runs: int = 3) -> float:  # type: ignore[no-untyped-def]
     return min(times)
 
 
-def bench_time(tmp: Path) -> None:
-    intake = make_intake(8 * MiB)
-    pkg = tmp / "intake.zip"
+def bench_time(tmp: Path, intake: bytes, label: str) -> None:
+    pkg = tmp / f"intake-{label}.zip"
     write_package(pkg, {"original/intake.json": intake}, set())
 
     def baseline() -> None:
@@ -115,7 +136,7 @@ def bench_time(tmp: Path) -> None:
     for _ in range(3):
         full()
     whole = min(full.elapsed)  # type: ignore[attr-defined]
-    print(f"intake: {len(intake) / MiB:.1f} MiB")
+    print(f"intake ({label}): {len(intake) / MiB:.1f} MiB")
     print(f"baseline zipfile read + json.loads: {base * 1000:.0f} ms")
     print(f"build_canonical_case (in memory):   {mem * 1000:.0f} ms  ratio {mem / base:.2f}x")
     print(
@@ -162,7 +183,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         t0 = time.perf_counter()
-        bench_time(tmp)
+        bench_time(tmp, make_intake(8 * MiB), "many short records")
+        bench_time(tmp, make_log_intake(8 * MiB), "few records with long logs")
         bench_memory(tmp)
         print(f"total benchmark time {time.perf_counter() - t0:.1f} s; timings are best of 3")
 

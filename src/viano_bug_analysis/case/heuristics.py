@@ -41,8 +41,13 @@ class Block:
     lines: int
 
 
+_CLASSIFY_SAMPLE_LINES = 200
+
+
 def _classify(text: str) -> str:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    """Label a block by its first lines (a label only; the block stays unread)."""
+    lines = [ln for ln in text[: 200 * _CLASSIFY_SAMPLE_LINES].splitlines() if ln.strip()]
+    lines = lines[:_CLASSIFY_SAMPLE_LINES]
     if not lines:
         return "code"
     trace = sum(1 for ln in lines if _TRACE_LINE.match(ln))
@@ -67,24 +72,36 @@ def find_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[Block]
         any(hint in text for hint in _TRACE_HINTS) or _TRACE_FILE_HINT.search(text)
     ):
         return sorted(blocks, key=lambda b: b.start)
+    segments: list[tuple[int, int]] = []
     pos = 0
+    for a, b in covered:
+        segments.append((pos, a))
+        pos = b
+    segments.append((pos, len(text)))
+    for seg_start, seg_end in segments:
+        _trace_runs(text, seg_start, seg_end, min_bytes, min_lines, blocks)
+    return sorted(blocks, key=lambda b: b.start)
+
+
+def _trace_runs(
+    text: str, seg_start: int, seg_end: int, min_bytes: int, min_lines: int, out: list[Block]
+) -> None:
+    pos = seg_start
     run_start = run_end = -1
     run_lines = 0
-    for line in text.splitlines(keepends=True):
+    for line in text[seg_start:seg_end].splitlines(keepends=True):
         start, pos = pos, pos + len(line)
-        inside = any(a <= start < b for a, b in covered)
-        if not inside and _TRACE_LINE.match(line.rstrip("\r\n")):
+        if _TRACE_LINE.match(line.rstrip("\r\n")):
             if run_start < 0:
                 run_start, run_lines = start, 0
             run_end = pos
             run_lines += 1
             continue
         if run_start >= 0:
-            _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, blocks)
+            _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, out)
             run_start = -1
     if run_start >= 0:
-        _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, blocks)
-    return sorted(blocks, key=lambda b: b.start)
+        _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, out)
 
 
 def _close_run(

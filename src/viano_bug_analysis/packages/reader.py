@@ -235,12 +235,18 @@ class PackageReader:
                 f"member {name!r} has {size} bytes, more than {max_bytes} allowed here",
                 code="package.member_too_large",
             )
-        buf = bytearray()
-        for chunk in self.iter_chunks(name):
-            buf += chunk
-        if len(buf) != size:
+        info = self.info(name)
+        try:
+            with self._zip.open(info, "r") as stream:
+                # zipfile never yields more than the declared size and checks the CRC-32
+                data = stream.read(size + 1)
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+            raise PackageError(
+                f"member {name!r} is corrupt: {exc}", code="package.corrupt"
+            ) from None
+        if len(data) != size:
             raise PackageError(f"member {name!r} is truncated", code="package.size_mismatch")
-        return bytes(buf)
+        return data
 
     def sha256(self, name: str) -> str:
         """Hex SHA-256 of a member's bytes, streamed."""
