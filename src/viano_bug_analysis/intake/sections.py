@@ -110,16 +110,34 @@ def _heading(line: str) -> tuple[str | None, int | None]:
 
 
 def split_steps(text: str, base: int = 0) -> list[tuple[str, int, int]]:
-    """Individual steps of a steps section: list items, or else non-empty lines.
+    """Individual steps of a steps section: its list items (``1.``, ``-``, ``Step 2:``),
+    or else its paragraphs. Lines inside fenced code blocks are never steps.
 
     Returns (step text, start, end) with offsets relative to ``base``."""
-    lines: list[tuple[str, int, int]] = []
+    lines: list[tuple[str, int, int]] = []  # outside fences; "" marks a paragraph break
     pos = 0
+    in_fence = False
     for line in text.splitlines(keepends=True):
         start, pos = pos, pos + len(line)
-        body = line.strip()
-        if body:
-            lines.append((line.rstrip("\r\n"), start, start + len(line.rstrip("\r\n"))))
+        raw = line.rstrip("\r\n")
+        if _FENCE.match(raw):
+            in_fence = not in_fence
+            lines.append(("", start, start))
+            continue
+        if in_fence or not raw.strip():
+            lines.append(("", start, start))
+            continue
+        lines.append((raw, start, start + len(raw)))
     items = [(m.group("t").strip(), s, e) for raw, s, e in lines if (m := _STEP_LINE.match(raw))]
-    chosen = items if items else [(raw.strip(), s, e) for raw, s, e in lines]
-    return [(t, base + s, base + e) for t, s, e in chosen if t]
+    if items:
+        return [(t, base + s, base + e) for t, s, e in items if t and not t.startswith("<!--")]
+    steps: list[tuple[str, int, int]] = []
+    para: list[tuple[str, int, int]] = []
+    for raw, s, e in [*lines, ("", 0, 0)]:
+        if raw:
+            para.append((raw, s, e))
+        elif para:
+            first, last = para[0][1], para[-1][2]
+            steps.append((text[first:last].strip(), base + first, base + last))
+            para = []
+    return [(t, s, e) for t, s, e in steps if t and not t.startswith("<!--")]
