@@ -10,14 +10,15 @@ current raw-input fingerprint of ``original/`` (changed inputs need a new revisi
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from viano_bug_analysis.analysis.errors import InterpretationError
 from viano_bug_analysis.analysis.limits import InterpretationLimits
-from viano_bug_analysis.case.canonical import load_canonical_case, raw_input_fingerprint
+from viano_bug_analysis.case.canonical import CASE_FORMAT, raw_input_fingerprint
 from viano_bug_analysis.case.limits import CaseBuilderLimits
-from viano_bug_analysis.errors import CaseBuildError, LimitExceeded, PackageError
+from viano_bug_analysis.errors import LimitExceeded, PackageError
 from viano_bug_analysis.llm.rounds import load_json
 from viano_bug_analysis.packages import (
     CHECKPOINT_CASE_BUILT,
@@ -43,6 +44,17 @@ class BuiltCase:
 
 def _fail(code: str, message: str, **details: Any) -> InterpretationError:
     return InterpretationError(message, code=f"interpretation.{code}", **details)
+
+
+def parse_case(data: bytes) -> dict[str, Any]:
+    """The canonical case document (parsed straight from its UTF-8 bytes)."""
+    try:
+        document = json.loads(data)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _fail("case_invalid", f"canonical case is not JSON: {exc}") from None
+    if not isinstance(document, dict) or document.get("case_format") != CASE_FORMAT:
+        raise _fail("case_invalid", f"canonical case is not {CASE_FORMAT}")
+    return document
 
 
 def verify_built_case(
@@ -99,10 +111,7 @@ def verify_built_case(
     digest = hashlib.sha256(data).hexdigest()
     if digest != payload.get("case_sha256"):
         raise _fail("case_hash_mismatch", "canonical case bytes differ from the checkpoint's hash")
-    try:
-        document = load_canonical_case(data)
-    except CaseBuildError as exc:
-        raise _fail("case_invalid", exc.message) from None
+    document = parse_case(data)
     if (
         document.get("case_id"),
         document.get("package_id"),

@@ -34,7 +34,7 @@ def interpret_command(
     """Interpret the built case of a package (Case Interpretation v1)."""
     from rich.console import Console
 
-    from viano_bug_analysis.analysis.interpreter import CaseInterpreter
+    from viano_bug_analysis.analysis.interpreter import CaseInterpreter, InterpretationResult
     from viano_bug_analysis.cli import _identity, emit, failures
     from viano_bug_analysis.llm import GatewayConfig, LLMGateway
     from viano_bug_analysis.packages import PackageStore
@@ -51,7 +51,7 @@ def interpret_command(
 
             interpreter = CaseInterpreter(package_store, gateway, progress=progress)
 
-            async def run():  # type: ignore[no-untyped-def]
+            async def run() -> InterpretationResult:
                 try:
                     return await interpreter.interpret(
                         case_id, package_id, attempt_id=attempt_id, resume=resume

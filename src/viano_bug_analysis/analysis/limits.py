@@ -19,7 +19,7 @@ class InterpretationLimits:
     2 MiB accepted output, 2 MiB Markdown.
 
     ``max_text_chars`` bounds one text field copied into the context (longer text is cut
-    deterministically and marked with its full length and SHA-256), so that one long
+    deterministically and marked with its full length), so that one long
     comment cannot crowd out the rest of the case.
     """
 
@@ -28,7 +28,7 @@ class InterpretationLimits:
     max_catalogue_entries: int = 2048
     max_output_bytes: int = 2 * MIB
     max_markdown_bytes: int = 2 * MIB
-    max_text_chars: int = 4096
+    max_text_chars: int = 2048
 
     def __post_init__(self) -> None:
         for name in (

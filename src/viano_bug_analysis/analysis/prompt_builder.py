@@ -14,9 +14,10 @@ in case order, valid only under ``alias_scope``; ids inside a record's fields (`
 ``value_ref``, ``mentions`` ...) are translated to catalogue ids. Nothing outside the
 case document is read: original/ members, attachments, logs left unread by CaseBuilder
 (X records) and facts given only by ``value_ref`` stay unread; only their metadata is in
-the context. Text longer than ``max_text_chars`` is cut and marked with its length and
-SHA-256. The bytes are canonical JSON, so the same case always gives the same context,
-context hash and request fingerprint.
+the context. Text longer than ``max_text_chars`` is cut and marked with its full length;
+the entry's pointer locates the whole text in the hashed case. The bytes are canonical
+JSON, so the same case always gives the same context, context hash and request
+fingerprint.
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ class PromptBuilder:
         inline = bool(record.get("inline", True)) and not unread
         data = {
             key: self._project(value, ids if key in _REFERENCE_FIELDS else None)
-            for key, value in sorted(record.items())
+            for key, value in record.items()
             if key not in ("id", "kind", "provenance", "inline", "unread")
         }
         entry: dict[str, Any] = {
@@ -182,19 +183,17 @@ class PromptBuilder:
         if isinstance(value, str):
             if ids is not None and value in ids:
                 return ids[value]
-            return self._cut(value)
+            return value if len(value) <= self.limits.max_text_chars else self._cut(value)
         if isinstance(value, list):
             return [self._project(v, ids) for v in value]
         if isinstance(value, Mapping):
-            return {str(k): self._project(v, ids) for k, v in sorted(value.items())}
+            return {str(k): self._project(v, ids) for k, v in value.items()}
         return value
 
     def _cut(self, text: str) -> str:
-        limit = self.limits.max_text_chars
-        if len(text) <= limit:
-            return text
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        return f"{text[:limit]} [cut: {len(text)} characters in all, sha256 {digest}]"
+        """The first ``max_text_chars`` characters and how long the whole text is (the
+        entry's ``pointer`` says where the whole text is in the hashed case)."""
+        return f"{text[: self.limits.max_text_chars]} [cut: {len(text)} characters in all]"
 
     def request(self, prepared: PreparedContext, max_output_tokens: int) -> ModelRequest:
         """The model request: the versioned system prompt, the context as data."""

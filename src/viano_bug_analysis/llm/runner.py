@@ -20,6 +20,7 @@ refused (``interpretation.attempt_mismatch``): use a new attempt_id.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 from dataclasses import dataclass
 from datetime import datetime
@@ -87,10 +88,28 @@ def _parse_time(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+_PUBLISHERS: concurrent.futures.ThreadPoolExecutor | None = None
+PUBLISH_THREADS = 32
+
+
+def _publishers() -> concurrent.futures.ThreadPoolExecutor:
+    """Publication threads, shared by every interpretation of the process.
+
+    Publishing is mostly waiting for fsync; with many independent cases in flight, more
+    threads than asyncio's default executor lets those waits overlap."""
+    global _PUBLISHERS
+    if _PUBLISHERS is None:
+        _PUBLISHERS = concurrent.futures.ThreadPoolExecutor(
+            PUBLISH_THREADS, thread_name_prefix="viano-publish"
+        )
+    return _PUBLISHERS
+
+
 async def publish_in_thread(op: PackageOperation, writer: PackageWriter) -> PackageGeneration:
     """Publish off the event loop; a cancellation waits for the publication to end so
     that the lock is never released while a generation is half published."""
-    task = asyncio.ensure_future(asyncio.to_thread(op.publish, writer))
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(loop.run_in_executor(_publishers(), op.publish, writer))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
