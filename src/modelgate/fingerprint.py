@@ -14,6 +14,7 @@ canonical form must bump it so that old fingerprints are never silently reinterp
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -53,12 +54,29 @@ def _check(value: Any, path: str) -> None:
     raise CanonicalJSONError(f"{path}: {type(value).__name__} is not a JSON value")
 
 
+def _refuse(value: Any) -> Any:
+    raise CanonicalJSONError(f"{type(value).__name__} is not a JSON value")
+
+
 def canonical_json(obj: Any) -> bytes:
     """Sorted keys, compact separators, UTF-8, no NaN: the bytes every fingerprint hashes."""
-    _check(obj, "$")
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    try:
+        text = json.dumps(
+            obj,
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+            allow_nan=False,
+            default=_refuse,
+        )
+    except (ValueError, TypeError):
+        _check(obj, "$")  # names the offending place
+        raise
+    # json.dumps silently writes non-string keys as strings; a round trip that does not
+    # give the same value back sends us to the precise (slower) walk.
+    if json.loads(text) != obj:
+        _check(obj, "$")
+    return text.encode("utf-8")
 
 
 def fingerprint(obj: Any, kind: str) -> str:
@@ -95,6 +113,48 @@ def request_fingerprint(request: ModelRequest, model: str) -> str:
     temperature, token limit and model id (see ``request_material``).
 
     Provider settings (base URL, extra body fields, structured-output mode, timeouts)
-    are not covered; fingerprint a ``ProviderConfig`` with ``config_fingerprint`` for that.
+    are not covered; fingerprint a ``ProviderConfig`` with its ``fingerprint()`` for that.
+
+    The result equals ``fingerprint(request_material(request, model), "request")``; it is
+    assembled from canonical pieces (keys in sorted order) so that the usually large,
+    rarely changing output schema is serialised once per schema object.
     """
-    return fingerprint(request_material(request, model), "request")
+    piece = _piece
+    text = (
+        '{"max_output_tokens":'
+        + piece(request.max_output_tokens)
+        + ',"messages":'
+        + piece([{"content": m.content, "role": m.role} for m in request.messages])
+        + ',"model":'
+        + piece(model)
+        + ',"output_name":'
+        + piece(request.output_name)
+        + ',"output_schema":'
+        + _canonical_schema(request.output_schema)
+        + ',"prompt_version":'
+        + piece(request.prompt_version)
+        + ',"temperature":'
+        + piece(request.temperature)
+        + "}"
+    )
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return f"request-{SCHEME_VERSION}:sha256:{digest}"
+
+
+def _piece(value: Any) -> str:
+    return canonical_json(value).decode("utf-8")
+
+
+# id(schema) -> (the schema object, a snapshot of it, its canonical JSON)
+_SCHEMA_MEMO: dict[int, tuple[Any, Any, str]] = {}
+
+
+def _canonical_schema(schema: Any) -> str:
+    hit = _SCHEMA_MEMO.get(id(schema))
+    if hit is not None and hit[0] is schema and hit[1] == schema:  # same object, unchanged
+        return hit[2]
+    text = _piece(schema)
+    if len(_SCHEMA_MEMO) >= 256:
+        _SCHEMA_MEMO.clear()
+    _SCHEMA_MEMO[id(schema)] = (schema, copy.deepcopy(schema), text)
+    return text

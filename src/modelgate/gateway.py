@@ -166,7 +166,11 @@ class Gateway:
         upstream = bool(getattr(provider, "sends_upstream", True))
         reservation: Reservation | None = None
         if upstream and self.ledger is not None:
-            reservation = self.ledger.reserve(estimated_tokens=estimate.total_tokens)
+            # in a worker thread (fsync can take milliseconds); the context, and so an
+            # ``exclusive()`` hold, goes with it. Cancelled meanwhile: counted, not sent.
+            reservation = await asyncio.to_thread(
+                self.ledger.reserve, estimated_tokens=estimate.total_tokens
+            )
         started_at = utc_now()
         started = time.perf_counter()
         response: ProviderResponse | None = None

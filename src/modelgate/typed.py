@@ -104,6 +104,16 @@ def parse_answer(text: str, model_cls: type[ModelT], *, provider: str | None = N
         raise MalformedAnswer(
             f"answer is not JSON: {exc}", raw_text=text, provider=provider
         ) from None
+    if model_cls.model_config.get("extra") != "allow":
+        # fast path: strict pydantic, then a round trip proving no key was dropped or
+        # filled in by a default; anything else goes through the full schema check
+        try:
+            value = model_cls.model_validate_json(text, strict=True)
+        except ValidationError:
+            pass
+        else:
+            if value.model_dump(mode="json") == data:
+                return value
     _, validator = _schema_and_validator(model_cls)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:

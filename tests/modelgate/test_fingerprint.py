@@ -114,3 +114,44 @@ def test_request_fingerprint_covers_what_the_docs_say() -> None:
     assert len({request_fingerprint(v, "model-a") for v in variants}) == len(variants)
     assert reference not in {request_fingerprint(v, "model-a") for v in variants}
     assert request_fingerprint(base, "model-b") != reference
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["system", "user", "assistant"]), st.text()), max_size=3),
+    st.text(max_size=10),
+    objects,
+    st.text(max_size=10),
+    st.floats(min_value=0, max_value=2),
+    st.integers(min_value=1, max_value=4096),
+    st.text(max_size=10),
+)
+def test_request_fingerprint_is_the_fingerprint_of_its_material(
+    messages: list[tuple[str, str]],
+    name: str,
+    schema: dict[str, Any],
+    version: str,
+    temperature: float,
+    tokens: int,
+    model: str,
+) -> None:
+    from modelgate.fingerprint import request_material
+    from modelgate.types import ModelRequest
+
+    request = ModelRequest(
+        messages=tuple(Message(role, text) for role, text in messages),  # type: ignore[arg-type]
+        output_name=name,
+        output_schema=schema,
+        prompt_version=version,
+        temperature=temperature,
+        max_output_tokens=tokens,
+    )
+    expected = fingerprint(request_material(request, model), "request")
+    assert request_fingerprint(request, model) == expected
+    assert request_fingerprint(request, model) == expected  # from the schema memo
+
+
+def test_a_mutated_schema_is_not_served_from_the_memo() -> None:
+    request = make_request()
+    before = request_fingerprint(request, "m")
+    request.output_schema["title"] = "Changed in place"
+    assert request_fingerprint(request, "m") != before

@@ -226,3 +226,31 @@ def test_embedded_model_answers_constrained_json_and_stops() -> None:
     assert answer["referenced_source"] in {"Central Hospital Demo", "NONE"}
     assert reply["usage"]["prompt_tokens"] > 0
     assert pid is not None and not _pid_alive(pid)
+
+
+def test_grammar_schema_drops_unrolled_bounds_but_keeps_property_names() -> None:
+    from modelgate._llama_child import without_size_bounds
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "maxItems": {"type": "string", "maxLength": 4000, "minLength": 1},
+            "items": {
+                "type": "array",
+                "maxItems": 256,
+                "minItems": 1,
+                "items": {"type": "string", "maxLength": 100, "pattern": "^N[0-9]{4}$"},
+            },
+        },
+        "required": ["maxItems", "items"],
+        "additionalProperties": False,
+    }
+    relaxed = without_size_bounds(schema)
+    assert relaxed["properties"]["maxItems"] == {"type": "string", "minLength": 1}
+    assert relaxed["properties"]["items"] == {
+        "type": "array",
+        "minItems": 1,
+        "items": {"type": "string", "pattern": "^N[0-9]{4}$"},
+    }
+    assert relaxed["required"] == ["maxItems", "items"]
+    assert schema["properties"]["items"]["maxItems"] == 256  # the original is untouched

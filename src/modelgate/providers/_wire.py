@@ -124,8 +124,9 @@ def read_usage(raw: Any) -> Usage | None:
     return None
 
 
-def answer_text(payload: Any, provider: str, raw_text: str) -> str:
+def answer_text(payload: Any, provider: str, raw: str | bytes) -> str:
     """``choices[0].message.content`` as a string, else ``MalformedAnswer``."""
+    raw_text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     try:
         content = payload["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -48,7 +49,10 @@ ROUTES: dict[str, tuple[str, str | None]] = {
 def _import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
-        import litellm
+        with warnings.catch_warnings():
+            # pydantic notes about litellm's own TypedDicts, raised while it imports
+            warnings.simplefilter("ignore", UserWarning)
+            import litellm
     except ImportError:
         raise NotConfigured(
             "litellm is not installed (pip install 'trace-viano[litellm]')"

@@ -65,7 +65,10 @@ class OpenAICompatibleProvider:
 
     async def complete(self, request: ModelRequest) -> ProviderResponse:
         body = self.request_body(request)
-        recorded_body = scrub(body)
+        # only the configured extra fields can carry a secret-named key
+        recorded_body = (
+            {**body, **scrub(self.config.extra_body)} if self.config.extra_body else body
+        )
         try:
             return await self._send(body, recorded_body)
         except CallFailed as exc:
@@ -85,18 +88,22 @@ class OpenAICompatibleProvider:
             raise TransportError(
                 f"{self.name}: {type(exc).__name__} talking to {self.url}", provider=self.name
             ) from None
-        text = response.text
         if response.status_code != 200:
             raise _wire.status_error(
-                response.status_code, text, response.headers.get("retry-after"), self.name
+                response.status_code,
+                response.text,
+                response.headers.get("retry-after"),
+                self.name,
             )
         try:
-            payload = json.loads(text)
-        except ValueError:
+            payload = json.loads(response.content)
+        except ValueError:  # also invalid UTF-8
             raise MalformedAnswer(
-                "response body is not JSON", raw_text=text[:300], provider=self.name
+                "response body is not JSON",
+                raw_text=response.content[:300].decode("utf-8", "replace"),
+                provider=self.name,
             ) from None
-        content = _wire.answer_text(payload, self.name, text)
+        content = _wire.answer_text(payload, self.name, response.content)
         return ProviderResponse(
             text=content,
             model=str(payload.get("model") or self.model),

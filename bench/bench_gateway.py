@@ -1,0 +1,111 @@
+"""Gateway overhead: a call through the gateway against a bare httpx POST, same stub.
+
+Both sides talk to the same loopback OpenAI-compatible stub (modelgate.testing) over a
+kept-alive connection, interleaved, so the server's own cost cancels out. The gateway
+side builds the body, fingerprints the request, runs the caller-side clock, parses and
+validates the typed answer. A second figure adds a JSON ledger and the audit log
+(two fsynced writes per call) for information.
+
+Run: .venv/bin/python bench/bench_gateway.py  (bounded to well under 60 s)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from pydantic import BaseModel
+
+from modelgate.gateway import Gateway
+from modelgate.ledger import JsonFileLedger
+from modelgate.providers import OpenAICompatibleProvider, ProviderConfig
+from modelgate.recording import Recorder
+from modelgate.testing import StubChatServer, StubResponse
+from modelgate.typed import output_schema
+from modelgate.types import Message, ModelRequest
+
+ROUNDS = 2000
+WARMUP = 100
+
+
+class Colour(enum.StrEnum):
+    RED = "RED"
+    GREEN = "GREEN"
+
+
+class Label(BaseModel):
+    colour: Colour
+    note: str
+
+
+REQUEST = ModelRequest(
+    messages=(Message("system", "Answer with JSON."), Message("user", "A ripe tomato?")),
+    output_name="Label",
+    output_schema=output_schema(Label),
+    prompt_version="bench-v1",
+    max_output_tokens=32,
+)
+
+
+async def main() -> None:
+    answer = StubResponse.answer('{"colour": "RED", "note": "seen"}')
+    with StubChatServer(default=answer) as stub, tempfile.TemporaryDirectory() as tmp:
+        config = ProviderConfig(name="stub", base_url=stub.base_url, model="m", timeout_s=10)
+        provider = OpenAICompatibleProvider(config)
+        bare_gateway = Gateway([provider])
+        guarded_gateway = Gateway(
+            [OpenAICompatibleProvider(config)],
+            ledger=JsonFileLedger(Path(tmp) / "ledger.json", cap=1000),
+            recorder=Recorder(Path(tmp) / "audit.jsonl"),
+        )
+        body = json.dumps(provider.request_body(REQUEST)).encode()
+        url = f"{stub.base_url}/chat/completions"
+        async with httpx.AsyncClient(
+            headers={"Content-Type": "application/json"}, trust_env=False
+        ) as client:
+
+            async def bare() -> None:
+                response = await client.post(url, content=body)
+                response.raise_for_status()
+
+            async def through_gateway() -> None:
+                await bare_gateway.attempt(REQUEST, Label)
+
+            for _ in range(WARMUP):
+                await bare()
+                await through_gateway()
+            bare_times, gateway_times = [], []
+            for _ in range(ROUNDS):
+                start = time.perf_counter()
+                await bare()
+                bare_times.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                await through_gateway()
+                gateway_times.append(time.perf_counter() - start)
+            guarded_times = []
+            for _ in range(ROUNDS // 10):
+                start = time.perf_counter()
+                await guarded_gateway.attempt(REQUEST, Label)
+                guarded_times.append(time.perf_counter() - start)
+        await bare_gateway.aclose()
+        await guarded_gateway.aclose()
+    bare_ms = statistics.median(bare_times) * 1000
+    gateway_ms = statistics.median(gateway_times) * 1000
+    guarded_ms = statistics.median(guarded_times) * 1000
+    print(f"bare httpx POST          median {bare_ms:.3f} ms  ({ROUNDS} rounds)")
+    print(f"gateway.attempt          median {gateway_ms:.3f} ms")
+    print(f"  + JSON ledger + audit  median {guarded_ms:.3f} ms  ({ROUNDS // 10} rounds)")
+    overhead_us = statistics.median(g - b for g, b in zip(gateway_times, bare_times)) * 1e6
+    print(f"median paired overhead   {overhead_us:.0f} us per call")
+    print(f"ratio gateway/bare = {gateway_ms / bare_ms:.3f}  (target <= 1.10)")
+    print(f"ratio guarded/bare = {guarded_ms / bare_ms:.3f}  (informational: two fsynced writes)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
