@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import zipfile
@@ -30,8 +31,10 @@ from viano_bug_analysis.analysis import (
 )
 from viano_bug_analysis.analysis import interpreter as interpreter_module
 from viano_bug_analysis.analysis.case_access import verify_built_case
-from viano_bug_analysis.case import CaseBuilderLimits
+from viano_bug_analysis.analysis.publication import verify_published
+from viano_bug_analysis.case import CaseBuilder, CaseBuilderLimits
 from viano_bug_analysis.errors import PackageError
+from viano_bug_analysis.llm.rounds import InterpretationLayout
 from viano_bug_analysis.packages import PackageReader, PackageStore, PackageWriter
 
 
@@ -85,7 +88,7 @@ async def test_completed_phase_is_reused_after_a_configuration_change(tmp_path: 
     assert again.pointers == first.pointers and again.attempt_id == "default"
 
 
-async def test_published_output_is_immutable_and_tampering_is_detected(tmp_path: Path) -> None:
+async def test_published_output_is_immutable(tmp_path: Path) -> None:
     store, _ = await _completed(tmp_path)
     names = members(store)
     base = "analysis/interpretations/0001/"
@@ -197,3 +200,43 @@ def test_identities_come_from_the_manifest(tmp_path: Path) -> None:
             reader, CASE_ID, PACKAGE_ID, InterpretationLimits(), CaseBuilderLimits()
         )
     assert case.case_id == CASE_ID
+
+
+async def test_changed_inputs_need_a_new_revision_and_get_a_new_interpretation(
+    tmp_path: Path,
+) -> None:
+    store, first = await _completed(tmp_path)
+    old = {n: d for n, d in members(store).items() if n.startswith("analysis/")}
+    changed = copy.deepcopy(BASIC_INTAKE)
+    changed["observations"].append("The draft also loses its subject line.")
+    store.add(write_package(tmp_path / "changed.zip", changed), replace_inputs=True)
+    gateway, provider = scripted_gateway()
+    with pytest.raises(InterpretationError) as info:
+        await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert info.value.code == "interpretation.raw_input_changed"
+    assert provider.requests == []
+
+    CaseBuilder(store).build(CASE_ID, PACKAGE_ID)
+    good = answer_for(prepared_context(store).catalogue)
+    gateway, provider = scripted_gateway(reply(good))
+    second = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert second.status is OutcomeStatus.COMPLETED
+    assert (second.analysis_revision, second.interpretation_index) == (2, 2)
+    assert second.pointers["case_interpretation"].startswith("analysis/interpretations/0002/")
+    after = members(store)
+    assert all(after[n] == d for n, d in old.items())  # revision 1's files untouched
+    assert first.pointers["case_interpretation"] in after
+
+
+async def test_tampered_publication_is_not_reused(tmp_path: Path) -> None:
+    store, first = await _completed(tmp_path)
+    tampered = tmp_path / "tampered.zip"
+    summary = first.pointers["case_interpretation_summary"]
+    _rewrite(store.current(CASE_ID, PACKAGE_ID).path, tampered, {summary: b"# forged\n"})
+    with PackageReader(tampered) as reader:
+        case = verify_built_case(
+            reader, CASE_ID, PACKAGE_ID, InterpretationLimits(), CaseBuilderLimits()
+        )
+        with pytest.raises(InterpretationError) as info:
+            verify_published(reader, case, InterpretationLayout(1), InterpretationLimits())
+    assert info.value.code == "interpretation.published_invalid"
