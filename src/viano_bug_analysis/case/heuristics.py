@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 # -- unread blocks (long logs, stack traces, long code) ---------------------------------
 
-_FENCED = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n]*\n(?P<body>.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.S)
+_FENCED = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n]*\n(?P<body>.*?)(?:^[ \t]*\1[ \t\r]*$|\Z)", re.S)
 _TRACE_LINE = re.compile(
     r"^\s*(?:at\s+\S.*|File \".*\", line \d+.*|Traceback \(most recent call last\):?"
     r"|npm ERR!.*|#\d+\s+0x[0-9a-fA-F]+.*|\S+\.(?:js|ts|py|java|rs|go|c|cpp):\d+(?::\d+)?.*"
@@ -31,6 +31,9 @@ _TRACE_HINTS = (
 )
 _TRACE_FILE_HINT = re.compile(r"\.(?:js|ts|py|java|rs|go|c|cpp):\d")
 _LOGISH = re.compile(r"(?i)\b(?:error|warn(?:ing)?|err!|exception|fatal|debug|info)\b")
+
+
+TRACE_MIN_LINES = 10  # a stack trace this long is kept unread even below the byte threshold
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,10 @@ def find_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[Block]
         body = m.group("body")
         covered.append((m.start(), m.end()))
         n_lines = body.count("\n") + 1
-        if len(body.encode("utf-8")) >= min_bytes or n_lines >= min_lines:
-            blocks.append(Block(m.start(), m.end(), _classify(body), n_lines))
+        long_enough = len(body.encode("utf-8")) >= min_bytes or n_lines >= min_lines
+        kind = _classify(body) if long_enough or n_lines >= TRACE_MIN_LINES else "code"
+        if long_enough or (kind == "stack_trace" and n_lines >= TRACE_MIN_LINES):
+            blocks.append(Block(m.start(), m.end(), kind, n_lines))
     # stack-trace runs outside fences (skipped when no line can be a trace line)
     if "\n" not in text or not (
         any(hint in text for hint in _TRACE_HINTS) or _TRACE_FILE_HINT.search(text)
@@ -108,7 +113,7 @@ def _close_run(
     text: str, start: int, end: int, n: int, min_bytes: int, min_lines: int, out: list[Block]
 ) -> None:
     chunk = text[start:end]
-    if n >= 3 and (len(chunk.encode("utf-8")) >= min_bytes or n >= min(min_lines, 10)):
+    if n >= 3 and (len(chunk.encode("utf-8")) >= min_bytes or n >= min(min_lines, TRACE_MIN_LINES)):
         out.append(Block(start, end, "stack_trace", n))
 
 
@@ -128,15 +133,20 @@ _EXPECTATION = re.compile(
 
 
 def sentences(text: str) -> list[tuple[str, int, int]]:
-    """(sentence, start, end) for each non-trivial sentence or line of ``text``."""
+    """(sentence, start, end) for each non-trivial sentence or line of ``text``, leaving
+    out fenced code and lines that look like stack-trace frames."""
+    fences = [(m.start(), m.end()) for m in _FENCED.finditer(text)] if "```" in text else []
     out: list[tuple[str, int, int]] = []
     for m in _SENTENCE.finditer(text):
         raw = m.group(0)
         stripped = raw.strip()
-        if len(stripped) < 8:
+        if len(stripped) < 8 or _TRACE_LINE.match(stripped):
             continue
         lead = len(raw) - len(raw.lstrip())
-        out.append((stripped, m.start() + lead, m.start() + lead + len(stripped)))
+        start = m.start() + lead
+        if any(a <= start < b for a, b in fences):
+            continue
+        out.append((stripped, start, start + len(stripped)))
     return out
 
 
@@ -204,6 +214,26 @@ _ERROR_CODE = re.compile(
     r"\b(?P<e>E[A-Z]{3,}[A-Z0-9]*|ERR_[A-Z0-9_]+|[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception)"
     r"|NS_ERROR_[A-Z_]+|HTTP [45]\d\d)\b"
 )
+# library names and calls that look like file names
+_FILE_STOP = {
+    "node.js",
+    "console.log",
+    "vue.js",
+    "next.js",
+    "nuxt.js",
+    "react.js",
+    "express.js",
+    "three.js",
+    "chart.js",
+    "d3.js",
+    "moment.js",
+    "ember.js",
+    "angular.js",
+    "backbone.js",
+    "socket.io",
+    "deno.js",
+    "bun.js",
+}
 _HTTP_VERBS = ("GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "HEAD ", "OPTIONS ")
 _DIGIT_DOT = re.compile(r"\d\.\d")
 _FILE_HINT = re.compile(
@@ -243,7 +273,9 @@ def extract_entities(text: str) -> list[tuple[str, str]]:
     if _FILE_HINT.search(no_urls):
         for m in _FILE.finditer(no_urls):
             value = m.group("f")
-            if not re.fullmatch(r"[\d.]+", value.rsplit(".", 1)[0]):
+            if value.lower() not in _FILE_STOP and not re.fullmatch(
+                r"[\d.]+", value.rsplit(".", 1)[0]
+            ):
                 found.append(("file", value))
     if any(hint in no_urls for hint in _ERROR_HINTS) or _ERROR_E_HINT.search(no_urls):
         for m in _ERROR_CODE.finditer(no_urls):
