@@ -101,7 +101,9 @@ async def main() -> None:
     print(f"bare httpx POST          median {bare_ms:.3f} ms  ({ROUNDS} rounds)")
     print(f"gateway.attempt          median {gateway_ms:.3f} ms")
     print(f"  + JSON ledger + audit  median {guarded_ms:.3f} ms  ({ROUNDS // 10} rounds)")
-    overhead_us = statistics.median(g - b for g, b in zip(gateway_times, bare_times)) * 1e6
+    overhead_us = (
+        statistics.median(g - b for g, b in zip(gateway_times, bare_times, strict=True)) * 1e6
+    )
     print(f"median paired overhead   {overhead_us:.0f} us per call")
     print(f"ratio gateway/bare = {gateway_ms / bare_ms:.3f}  (target <= 1.10)")
     print(f"ratio guarded/bare = {guarded_ms / bare_ms:.3f}  (informational: two fsynced writes)")

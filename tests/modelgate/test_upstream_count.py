@@ -237,3 +237,25 @@ async def test_connection_refused_is_transient(tmp_path: Path) -> None:
         await Gateway([provider], ledger=ledger).attempt(make_request(), Label)
     assert caught.value.errors[0].code == "transport_error"
     assert ledger.snapshot().requests == 1
+
+
+async def test_litellm_native_nvidia_route_stacks_retries(stub: StubChatServer) -> None:
+    """Why the adapter translates ``nvidia_nim/``: called natively, litellm 1.102.1 sends
+    3 requests on one HTTP 500 even with both retry settings at 0. If an upgrade changes
+    this, revisit ``litellm_provider.ROUTES`` (and this test)."""
+    from modelgate.providers.litellm_provider import _import_litellm
+
+    litellm = _import_litellm()
+    stub.default = StubResponse(status=500, body='{"error": "boom"}')
+    with pytest.raises(Exception) as caught:
+        await litellm.acompletion(
+            model="nvidia_nim/nvidia/some-model",
+            api_base=stub.base_url,
+            api_key="test-key",
+            messages=[{"role": "user", "content": "hi"}],
+            num_retries=0,
+            max_retries=0,
+            timeout=5,
+        )
+    assert getattr(caught.value, "status_code", None) == 500
+    assert stub.count == 3
