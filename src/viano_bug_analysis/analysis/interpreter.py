@@ -203,13 +203,17 @@ class CaseInterpreter:
             configuration_fingerprint=self.gateway.configuration_fingerprint(),
         )
         binding = self._binding(case, layout, prepared)
-        with generation.open(self.store.limits) as reader:
+        reader = generation.open(self.store.limits)
+        try:
             resumed = await self._check_blocked(op, reader, layout, key, resume, binding)
-        if resumed is not None:
-            generation = resumed
-        with generation.open(self.store.limits) as reader:
+            if resumed is not None:
+                reader.close()
+                generation = resumed
+                reader = generation.open(self.store.limits)
             self._progress("dispatching to the model gateway")
             result = await self.runner.run(op, reader, layout, key, request, binding)
+        finally:
+            reader.close()
         base = dict(
             case_id=case_id,
             package_id=package_id,

@@ -36,22 +36,22 @@ SECTION_TITLES: Sequence[tuple[str, str]] = (
 )
 
 
+def _escape_table() -> dict[int, str]:
+    table: dict[int, str] = {ord(c): "\\" + c for c in _PUNCTUATION}
+    table.update({ord(c): entity for c, entity in _ENTITIES.items()})
+    for code in [*range(0x20), *range(0x7F, 0xA0)]:
+        table[code] = f"&#{code};"
+    return table
+
+
+_ESCAPES = _escape_table()
+
+
 def escape(text: object) -> str:
     """Literal-text Markdown for any value (``None`` renders as an empty string)."""
     if text is None:
         return ""
-    collapsed = _WHITESPACE.sub(" ", str(text)).strip()
-    out: list[str] = []
-    for char in collapsed:
-        if char in _ENTITIES:
-            out.append(_ENTITIES[char])
-        elif char in _PUNCTUATION:
-            out.append("\\" + char)
-        elif ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0:
-            out.append(f"&#{ord(char)};")
-        else:
-            out.append(char)
-    return "".join(out)
+    return _WHITESPACE.sub(" ", str(text)).strip().translate(_ESCAPES)
 
 
 def _sources(source_ids: Iterable[str]) -> str:
