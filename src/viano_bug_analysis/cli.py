@@ -301,7 +301,7 @@ def show(
             typer.echo(f"expected behaviour: {case['completeness']['expected_behavior']}")
             if records:
                 for rec in case["records"]:
-                    text = str(rec.get("text", rec.get("value", "")))
+                    text = str(rec.get("text") or rec.get("description") or rec.get("uri") or "")
                     typer.echo(f"{rec['id']:>7} {rec['kind']:<15} {text[:100]!r}")
         if summary is not None:
             typer.echo("")

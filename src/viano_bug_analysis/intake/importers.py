@@ -164,5 +164,10 @@ def _write_atomic(writer: PackageWriter, target: Path) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
+        fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     finally:
         tmp.unlink(missing_ok=True)
