@@ -125,7 +125,10 @@ def _import(
     from viano_bug_analysis.intake import import_file
 
     with failures(as_json, _identity(case_id, package_id)):
-        results = import_file(fmt, source, out, case_id=case_id, package_id=package_id)
+        with progress_bar(not as_json) as update:
+            results = import_file(
+                fmt, source, out, case_id=case_id, package_id=package_id, progress=update
+            )
     first = results[0]
     payload: dict[str, Any] = {
         "case_id": first.case_id if len(results) == 1 else None,
@@ -216,7 +219,10 @@ def add(
     from viano_bug_analysis.packages import PackageStore
 
     with failures(as_json, _identity()):
-        gen, status = PackageStore.open(store).add(package, replace_inputs=replace_inputs)
+        with progress_bar(not as_json) as update:
+            gen, status = PackageStore.open(store).add(
+                package, replace_inputs=replace_inputs, progress=update
+            )
     emit(
         as_json,
         {**gen.to_json(), "status": status},

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +90,7 @@ def import_file(
     *,
     case_id: str | None = None,
     package_id: str = DEFAULT_PACKAGE_ID,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> list[ImportedPackage]:
     """Import ``path`` (format ``fmt``) into package file(s) at ``out``."""
     if fmt not in IMPORT_FORMATS:
@@ -143,6 +145,8 @@ def import_file(
             source=source,
         )
         planned.append((manifest, member, record, line))
+        if progress:
+            progress("parse", len(planned), len(records))
     if many:
         out.mkdir(parents=True, exist_ok=True)
     results: list[ImportedPackage] = []
@@ -152,6 +156,8 @@ def import_file(
         writer.add_bytes(member, record)
         _write_atomic(writer, target)
         results.append(ImportedPackage(target, manifest.case_id, manifest.package_id, member, line))
+        if progress:
+            progress("write", len(results), len(planned))
     return results
 
 

@@ -113,11 +113,16 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def verify_members(reader: PackageReader) -> None:
+def verify_members(
+    reader: PackageReader, progress: Callable[[str, int, int], None] | None = None
+) -> None:
     """Read every member through (CRC-32 and size checks); raises PackageError."""
-    for name in reader.files():
+    names = reader.files()
+    for i, name in enumerate(names):
         for _ in reader.iter_chunks(name):
             pass
+        if progress:
+            progress("verify", i + 1, len(names))
 
 
 @dataclass(frozen=True)
@@ -318,7 +323,11 @@ class PackageStore:
         return PackageOperation(self, case_id, package_id)
 
     def add(
-        self, package_path: str | Path, *, replace_inputs: bool = False
+        self,
+        package_path: str | Path,
+        *,
+        replace_inputs: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> tuple[PackageGeneration, str]:
         """Add a supplied package file; returns (generation, status).
 
@@ -333,7 +342,7 @@ class PackageStore:
         path = Path(package_path)
         with PackageReader(path, limits=self.limits) as reader:
             manifest = reader.require_manifest()
-            verify_members(reader)
+            verify_members(reader, progress)
             _check_references(reader, manifest)
         sha, _ = _file_sha256(path)
         with self.lock(manifest.case_id, manifest.package_id) as op:
