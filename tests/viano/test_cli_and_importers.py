@@ -174,3 +174,11 @@ def test_importer_output_is_deterministic(tmp_path: Path) -> None:
     import_file("github-issue", src, tmp_path / "a.zip")
     import_file("github-issue", src, tmp_path / "b.zip")
     assert (tmp_path / "a.zip").read_bytes() == (tmp_path / "b.zip").read_bytes()
+
+
+def test_deeply_nested_json_is_refused(tmp_path: Path) -> None:
+    src = tmp_path / "deep.json"
+    src.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    code, out = _json(["import", "github-issue", str(src), "-o", str(tmp_path / "p.zip")])
+    assert (code, out["error"]["code"]) == (1, "intake.invalid_json")
+    assert not (tmp_path / "p.zip").exists()

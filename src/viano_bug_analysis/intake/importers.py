@@ -69,6 +69,8 @@ def split_records(data: bytes, fmt: str) -> list[tuple[bytes, int | None]]:
         return [(data, None)]
     except UnicodeDecodeError as exc:
         raise IntakeError(f"input is not UTF-8: {exc}", code="intake.invalid_json") from None
+    except RecursionError:
+        raise IntakeError("input nests too deeply", code="intake.invalid_json") from None
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data":
             raise IntakeError(

@@ -47,6 +47,10 @@ def load_json_object(data: bytes, member: str) -> dict[str, Any]:
         raise IntakeError(
             f"{member} is not valid JSON: {exc}", code="intake.invalid_json", member=member
         ) from None
+    except RecursionError:
+        raise IntakeError(
+            f"{member} nests too deeply", code="intake.invalid_json", member=member
+        ) from None
     if not isinstance(obj, dict):
         raise IntakeError(
             f"{member} must hold a JSON object", code="intake.invalid_json", member=member
