@@ -28,6 +28,7 @@ from typing import Any
 from viano_bug_analysis.analysis.case_access import BuiltCase, verify_built_case
 from viano_bug_analysis.analysis.errors import InterpretationError
 from viano_bug_analysis.analysis.limits import InterpretationLimits
+from viano_bug_analysis.analysis.output_model import InterpretationOutput
 from viano_bug_analysis.analysis.prompt_builder import (
     PROMPT_VERSION,
     PreparedContext,
@@ -136,7 +137,7 @@ class CaseInterpreter:
         self.gateway = gateway
         self.limits = limits or InterpretationLimits()
         self.case_limits = case_limits or CaseBuilderLimits()
-        self.runner = CaseLLMRunner(gateway)
+        self.runner = CaseLLMRunner(gateway, InterpretationOutput)
         self._progress = progress or (lambda _message: None)
 
     async def interpret(

@@ -42,7 +42,7 @@ from viano_bug_analysis.analysis.catalogue import (
 )
 from viano_bug_analysis.analysis.errors import InterpretationError
 from viano_bug_analysis.analysis.limits import InterpretationLimits
-from viano_bug_analysis.llm.output import InterpretationOutput
+from viano_bug_analysis.analysis.output_model import InterpretationOutput
 from viano_bug_analysis.llm.rounds import InterpretationLayout
 from viano_bug_analysis.packages import PackageReader, canonical_json
 

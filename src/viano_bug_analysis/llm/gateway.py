@@ -26,6 +26,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from modelgate.errors import (
     BadAnswer,
     CallFailed,
@@ -40,7 +42,6 @@ from modelgate.providers import Provider, build_provider
 from modelgate.recording import Recorder
 from modelgate.types import ModelRequest
 from viano_bug_analysis.llm.config import GatewayConfig
-from viano_bug_analysis.llm.output import InterpretationOutput
 
 Clock = Callable[[], datetime]
 
@@ -172,10 +173,14 @@ class LLMGateway:
             delay = max(delay, float(hint))
         return self.clock() + timedelta(seconds=delay)
 
-    async def dispatch(self, request: ModelRequest, *, attempt_number: int) -> GatewayOutcome:
+    async def dispatch(
+        self, request: ModelRequest, output_type: type[BaseModel], *, attempt_number: int
+    ) -> GatewayOutcome:
         """One attempt (failover across providers) and its classified outcome.
 
-        ``attempt_number`` is 1-based and counts attempts of one attempt_id.
+        ``output_type`` is the typed answer (its JSON schema is what the provider is asked
+        for and what the answer is validated against). ``attempt_number`` is 1-based and
+        counts attempts of one attempt_id.
         ``asyncio.CancelledError`` propagates unchanged (the request, if sent, stays
         counted in the ledger).
         """
@@ -194,9 +199,7 @@ class LLMGateway:
         clock_start = time.perf_counter()
         try:
             gateway = self._build()
-            answer = await gateway.attempt(
-                request, InterpretationOutput, attempt_number=attempt_number
-            )
+            answer = await gateway.attempt(request, output_type, attempt_number=attempt_number)
         except ReplayMiss as exc:
             return self._failed(OutcomeStatus.ERROR, attempt_number, False, started, exc)
         except NotSent as exc:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pydantic import BaseModel
+
 from modelgate.types import ModelRequest
 from viano_bug_analysis.analysis.errors import InterpretationError
 from viano_bug_analysis.llm.gateway import Clock, LLMGateway, OutcomeStatus
@@ -121,8 +123,11 @@ async def publish_in_thread(op: PackageOperation, writer: PackageWriter) -> Pack
 class CaseLLMRunner:
     """Runs and records gateway rounds of case interpretation."""
 
-    def __init__(self, gateway: LLMGateway, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, gateway: LLMGateway, output_type: type[BaseModel], *, clock: Clock | None = None
+    ) -> None:
         self.gateway = gateway
+        self.output_type = output_type
         self._clock = clock or gateway.clock
 
     async def run(
@@ -159,7 +164,9 @@ class CaseLLMRunner:
             if due and self._clock() < _parse_time(due):
                 return RoundResult(status, last, ref, None, reused=True)
             attempt_number = int(last["outcome"]["attempt_number"]) + 1
-        outcome = await self.gateway.dispatch(request, attempt_number=attempt_number)
+        outcome = await self.gateway.dispatch(
+            request, self.output_type, attempt_number=attempt_number
+        )
         if outcome.status is OutcomeStatus.DEFERRED:
             return RoundResult(
                 OutcomeStatus.DEFERRED, None, None, None, reused=False, deferred_error=outcome.error

@@ -13,8 +13,8 @@ from modelgate.errors import ProviderStatusError, RateLimited, Rejected, Transpo
 from modelgate.ledger import JsonFileLedger
 from modelgate.providers import ScriptedProvider
 from modelgate.types import Message, ModelRequest
+from viano_bug_analysis.analysis.output_model import InterpretationOutput
 from viano_bug_analysis.llm import GatewayConfig, GatewayConfigError, LLMGateway, OutcomeStatus
-from viano_bug_analysis.llm.output import InterpretationOutput
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -107,7 +107,7 @@ def test_backoff_list_last_value_repeats() -> None:
 
 async def test_completed_outcome_carries_the_validated_answer() -> None:
     gateway, provider = scripted_gateway(reply(VALID_ANSWER))
-    outcome = await gateway.dispatch(request(), attempt_number=1)
+    outcome = await gateway.dispatch(request(), InterpretationOutput, attempt_number=1)
     assert outcome.status is OutcomeStatus.COMPLETED
     assert outcome.output == VALID_ANSWER and outcome.sent
     assert len(provider.requests) == 1
@@ -115,7 +115,7 @@ async def test_completed_outcome_carries_the_validated_answer() -> None:
 
 async def test_transient_failure_is_retry_pending_with_a_due_time() -> None:
     gateway, _ = scripted_gateway(ProviderStatusError("boom", status=503), clock=lambda: T0)
-    outcome = await gateway.dispatch(request(), attempt_number=1)
+    outcome = await gateway.dispatch(request(), InterpretationOutput, attempt_number=1)
     assert outcome.status is OutcomeStatus.RETRY_PENDING
     assert outcome.due_at == "2026-01-01T12:00:01.000Z"  # backoff_s[0] = 1
     assert outcome.error is not None and outcome.error["code"] == "all_providers_failed"
@@ -125,7 +125,7 @@ async def test_retry_after_longer_than_backoff_wins() -> None:
     gateway, _ = scripted_gateway(
         RateLimited("slow down", status=429, retry_after_s=30), clock=lambda: T0
     )
-    outcome = await gateway.dispatch(request(), attempt_number=2)
+    outcome = await gateway.dispatch(request(), InterpretationOutput, attempt_number=2)
     assert outcome.due_at == (T0 + timedelta(seconds=30)).isoformat(
         timespec="milliseconds"
     ).replace("+00:00", "Z")
@@ -133,14 +133,14 @@ async def test_retry_after_longer_than_backoff_wins() -> None:
 
 async def test_transient_failure_on_last_attempt_is_blocked() -> None:
     gateway, _ = scripted_gateway(TransportError("reset"))
-    outcome = await gateway.dispatch(request(), attempt_number=3)
+    outcome = await gateway.dispatch(request(), InterpretationOutput, attempt_number=3)
     assert outcome.status is OutcomeStatus.BLOCKED and outcome.due_at is None
 
 
 async def test_unusable_answer_is_error_with_raw_text_and_no_retry() -> None:
     bad = dict(VALID_ANSWER, root_cause="the cache")
     gateway, provider = scripted_gateway(reply(bad), reply(VALID_ANSWER))
-    outcome = await gateway.dispatch(request(), attempt_number=1)
+    outcome = await gateway.dispatch(request(), InterpretationOutput, attempt_number=1)
     assert outcome.status is OutcomeStatus.ERROR
     assert outcome.raw_text is not None and "root_cause" in outcome.raw_text
     assert outcome.error is not None and outcome.error["code"] == "malformed_answer"
@@ -149,7 +149,7 @@ async def test_unusable_answer_is_error_with_raw_text_and_no_retry() -> None:
 
 async def test_refused_request_is_error() -> None:
     gateway, _ = scripted_gateway(Rejected("bad request", status=400))
-    outcome = await gateway.dispatch(request(), attempt_number=1)
+    outcome = await gateway.dispatch(request(), InterpretationOutput, attempt_number=1)
     assert outcome.status is OutcomeStatus.ERROR and outcome.error["http_status"] == 400
 
 
@@ -160,7 +160,7 @@ async def test_missing_api_key_is_deferred_and_nothing_is_sent(
     data = config().model_dump(mode="json")
     data["providers"][0]["api_key_env"] = "VIANO_TEST_ABSENT_KEY"
     gateway = LLMGateway(GatewayConfig.from_mapping(data))
-    outcome = await gateway.dispatch(request(), attempt_number=1)
+    outcome = await gateway.dispatch(request(), InterpretationOutput, attempt_number=1)
     assert outcome.status is OutcomeStatus.DEFERRED
     assert not outcome.sent and outcome.attempt_number == 0
     assert outcome.error is not None and outcome.error["code"] == "not_configured"
@@ -169,8 +169,10 @@ async def test_missing_api_key_is_deferred_and_nothing_is_sent(
 async def test_exhausted_request_cap_is_deferred(tmp_path: Path) -> None:
     ledger = JsonFileLedger(tmp_path / "ledger.json", cap=1)
     gateway, provider = scripted_gateway(reply(VALID_ANSWER), reply(VALID_ANSWER), ledger=ledger)
-    assert (await gateway.dispatch(request(), attempt_number=1)).status is OutcomeStatus.COMPLETED
-    outcome = await gateway.dispatch(request(), attempt_number=1)
+    assert (
+        await gateway.dispatch(request(), InterpretationOutput, attempt_number=1)
+    ).status is OutcomeStatus.COMPLETED
+    outcome = await gateway.dispatch(request(), InterpretationOutput, attempt_number=1)
     assert outcome.status is OutcomeStatus.DEFERRED
     assert outcome.error is not None and outcome.error["code"] == "budget_exhausted"
     assert len(provider.requests) == 1
@@ -180,7 +182,7 @@ async def test_failover_to_the_next_provider_within_one_attempt() -> None:
     first = ScriptedProvider([TransportError("down")], name="a")
     second = ScriptedProvider([reply(VALID_ANSWER)], name="b")
     gateway = LLMGateway(config(), providers=[first, second])
-    outcome = await gateway.dispatch(request(), attempt_number=1)
+    outcome = await gateway.dispatch(request(), InterpretationOutput, attempt_number=1)
     assert outcome.status is OutcomeStatus.COMPLETED and outcome.provider == "b"
 
 
@@ -196,6 +198,6 @@ async def test_request_larger_than_the_limit_is_never_sent() -> None:
         output_schema={},
         prompt_version="v",
     )
-    outcome = await gateway.dispatch(big, attempt_number=1)
+    outcome = await gateway.dispatch(big, InterpretationOutput, attempt_number=1)
     assert outcome.status is OutcomeStatus.ERROR and not outcome.sent
     assert provider.requests == []

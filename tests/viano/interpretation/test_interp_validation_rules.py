@@ -224,3 +224,61 @@ def test_every_violation_is_reported_with_its_location() -> None:
         ("assumption_not_tester", "/tester_assumptions/0/source_ids/0"),
     ]
     json.dumps([v.to_json() for v in found])
+
+
+def _mirror_samples() -> list[object]:
+    samples: list[object] = [answer(), answer(behavior_gap=None, relevant_entities=[])]
+    extra = answer()
+    extra["root_cause"] = "x"
+    samples.append(extra)
+    missing = answer()
+    del missing["unknowns"]
+    samples.append(missing)
+    samples.append(answer(observed_behavior=[statement("t")]))  # no source ids
+    samples.append(answer(observed_behavior=[statement("t", "O1")]))  # bad id pattern
+    samples.append(answer(observed_behavior=[statement("", "O0001")]))  # empty text
+    samples.append(answer(observed_behavior=[statement("x" * 8001, "O0001")]))
+    samples.append(answer(interpretation_summary=None))
+    samples.append(answer(relevant_entities=[{"entity_id": "N0001"}]))
+    samples.append(answer(relevant_entities=[{"entity_id": "O0001", "role": "r"}]))
+    samples.append(answer(observed_behavior="not a list"))
+    samples.append(answer(unknowns=[{"text": "t", "source_ids": ["D0001"], "extra": 1}]))
+    samples.append(answer(contradictions=[statement("t", "O0001")] * 257))
+    return samples
+
+
+@pytest.mark.parametrize("index", range(14))
+def test_pydantic_mirror_agrees_with_the_schema_file(index: int) -> None:
+    from pydantic import ValidationError
+
+    from viano_bug_analysis.analysis.output_model import InterpretationOutput
+
+    sample = _mirror_samples()[index]
+    by_file = not Draft202012Validator(output_schema()).is_valid(sample)
+    try:
+        InterpretationOutput.model_validate_json(json.dumps(sample), strict=True)
+        by_mirror = False
+    except ValidationError:
+        by_mirror = True
+    assert by_file == by_mirror
+
+
+def test_gateway_sends_the_schema_file() -> None:
+    from modelgate.typed import output_schema as sent_schema
+    from viano_bug_analysis.analysis.output_model import InterpretationOutput
+
+    sent = sent_schema(InterpretationOutput)
+    assert sorted(sent["required"]) == sorted(SECTIONS)
+    assert (
+        sent["properties"]["relevant_entities"]["items"]["properties"]["entity_id"]["pattern"]
+        == output_schema()["$defs"]["entity_reference"]["properties"]["entity_id"]["pattern"]
+    )
+
+
+def test_llm_package_imports_on_its_own() -> None:
+    import subprocess
+    import sys
+
+    code = "from viano_bug_analysis.llm import GatewayConfig, LLMGateway; print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "ok", done.stderr
