@@ -30,7 +30,7 @@ import httpx
 import uvicorn
 
 ROUNDS_HTTP = 300
-ROUNDS_LIVE = 150
+ROUNDS_LIVE = 100
 PASSPHRASE = "bench passphrase"
 
 
@@ -252,43 +252,78 @@ def prompt_tokens_for_1000_characters() -> int:
     return estimate_usage(request).prompt_tokens
 
 
+def fsync_write_ms(folder: Path, rounds: int = 30) -> float:
+    """Median of one small write + fsync in ``folder``: the unit cost of a durable write."""
+    path = folder / "fsync-probe"
+    samples = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, b"{}" * 50)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        samples.append(time.perf_counter() - t)
+    path.unlink()
+    return median_ms(samples)
+
+
+def measure(root: Path, stub: FastStub, *, with_http: bool) -> dict[str, float]:
+    """LIVE (and, on request, CACHED over HTTP) figures with TRACE_HOME under ``root``."""
+    from trace_app.investigation.service import build_service
+    from trace_app.settings import TraceSettings
+    from trace_app.web.app import create_app
+
+    home = root / "home"
+    setup_env(home, stub.base_url)
+    settings = TraceSettings.from_env()
+    app = create_app(settings)
+    db = app.state.db
+    ids = publish_reports(db, ROUNDS_LIVE + 1)
+    service = build_service(db, settings)
+    figures: dict[str, float] = {"fsync_ms": fsync_write_ms(home)}
+    live_ms, stub_ms = asyncio.run(bench_live(service, ids[:ROUNDS_LIVE], stub.base_url))
+    figures.update(live_ms=live_ms, stub_ms=stub_ms, own_ms=live_ms - stub_ms)
+    if with_http:
+        figures["cached_ms"], figures["trivial_ms"] = bench_cached_over_http(app, ids[0])
+    db.dispose()
+    return figures
+
+
 def main() -> int:
     started = time.perf_counter()
     answer = json.dumps({"attribution": "DIRECT", "referenced_source": "NONE"})
-    with tempfile.TemporaryDirectory() as folder, FastStub(answer) as stub:
-        home = Path(folder) / "home"
-        setup_env(home, stub.base_url)
-        from trace_app.investigation.service import build_service
-        from trace_app.settings import TraceSettings
-        from trace_app.web.app import create_app
-
-        settings = TraceSettings.from_env()
-        app = create_app(settings)
-        db = app.state.db
-        ids = publish_reports(db, ROUNDS_LIVE + 1)
-        service = build_service(db, settings)
-
-        live_ms, stub_ms = asyncio.run(bench_live(service, ids[:ROUNDS_LIVE], stub.base_url))
-        own_ms = live_ms - stub_ms
-        cached_ms, trivial_ms = bench_cached_over_http(app, ids[0])
-        db.dispose()
+    shm = Path("/dev/shm")
+    with FastStub(answer) as stub:
+        with tempfile.TemporaryDirectory() as folder:
+            disk = measure(Path(folder), stub, with_http=True)
+        memory = None
+        if shm.is_dir():
+            with tempfile.TemporaryDirectory(dir=shm) as folder:
+                memory = measure(Path(folder), stub, with_http=False)
     tokens = prompt_tokens_for_1000_characters()
-    ratio = cached_ms / trivial_ms
+    ratio = disk["cached_ms"] / disk["trivial_ms"]
     print("bench_investigation")
     print(
-        f"  CACHED over HTTP: median {cached_ms:.2f} ms vs trivial JSON endpoint "
-        f"{trivial_ms:.2f} ms -> ratio {ratio:.2f} (target <= 2)"
+        f"  CACHED over HTTP: median {disk['cached_ms']:.2f} ms vs trivial JSON endpoint "
+        f"{disk['trivial_ms']:.2f} ms -> ratio {ratio:.2f} (target <= 2)"
     )
     print(
-        f"  LIVE vs loopback stub: median total {live_ms:.2f} ms, stub round trip "
-        f"{stub_ms:.2f} ms -> app's own {own_ms:.2f} ms per investigation (target < 10 ms)"
+        f"  LIVE vs loopback stub (ledger + SQLite on disk): median total "
+        f"{disk['live_ms']:.2f} ms, stub round trip {disk['stub_ms']:.2f} ms -> app's own "
+        f"{disk['own_ms']:.2f} ms per investigation (target < 10 ms); one fsync'd write "
+        f"here costs {disk['fsync_ms']:.2f} ms and a live check makes about 5"
     )
+    if memory is not None:
+        print(
+            f"  LIVE vs loopback stub (TRACE_HOME on tmpfs, fsync {memory['fsync_ms']:.3f} ms): "
+            f"total {memory['live_ms']:.2f} ms, stub {memory['stub_ms']:.2f} ms -> app's own "
+            f"{memory['own_ms']:.2f} ms"
+        )
     print(f"  prompt tokens per attribution call, 1,000-character report: {tokens} (target <= 600)")
-    print(
-        f"  ({ROUNDS_HTTP} HTTP rounds, {ROUNDS_LIVE} live runs, "
-        f"{time.perf_counter() - started:.1f} s)"
-    )
-    ok = ratio <= 2 and own_ms < 10 and tokens <= 600
+    print(f"  load average {os.getloadavg()[0]:.2f}; {time.perf_counter() - started:.1f} s")
+    ok = ratio <= 2 and disk["own_ms"] < 10 and tokens <= 600
     print("  all targets met" if ok else "  TARGET MISSED")
     return 0 if ok else 1
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import ColumnElement, Select, func, literal, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain.errors import NotFoundError
@@ -28,8 +28,8 @@ class ReportNotFound(NotFoundError):
 
 @dataclass(frozen=True, slots=True)
 class IncidentEvidence:
-    """The chosen report, every source name among the incident's reports, and the reports
-    of the sources the chosen text names (the only ones a relay can be compared with)."""
+    """The chosen report, and the incident's reports from the other sources its text names
+    verbatim (``sources``: their names; the only reports a relay can be compared with)."""
 
     incident_id: str
     chosen: ReportEvidence
@@ -71,9 +71,16 @@ def incident_reports(session: Session, incident_id: str) -> tuple[ReportEvidence
     return tuple(_evidence(row) for row in session.execute(_reports_query(incident_id)))
 
 
+def _source_named_in(text: str, dialect: str) -> ColumnElement[bool]:
+    """SQL for "the source's name occurs in ``text`` exactly as written" (case-sensitive)."""
+    if dialect == "postgresql":
+        return func.strpos(literal(text), Organization.name) > 0
+    return func.instr(literal(text), Organization.name) > 0
+
+
 def load_evidence(session: Session, report_id: str) -> IncidentEvidence:
-    """Three small queries whatever the incident's size: the chosen report, the incident's
-    distinct source names, and the reports of the sources its text names verbatim."""
+    """Two small queries whatever the incident's size: the chosen report, then the reports
+    of the incident's other sources whose name occurs verbatim in its text."""
     row = session.execute(
         select(Report.incident_id, *_EVIDENCE_COLUMNS)
         .join(Organization, Report.organization_id == Organization.id)
@@ -83,21 +90,15 @@ def load_evidence(session: Session, report_id: str) -> IncidentEvidence:
         raise ReportNotFound(f"No report with id {report_id!r}.")
     incident_id = row[0]
     chosen = _evidence(row[1:])
-    sources = tuple(
-        sorted(
-            session.scalars(
-                select(Organization.name)
-                .join(Report, Report.organization_id == Organization.id)
-                .where(Report.incident_id == incident_id)
-                .distinct()
-            )
-        )
-    )
-    named = [s for s in sources if s != chosen.source and s in chosen.text]
     named_reports: tuple[ReportEvidence, ...] = ()
-    if named:
-        query = _reports_query(incident_id).where(Organization.name.in_(named))
+    if chosen.text:
+        dialect = session.get_bind().dialect.name
+        query = _reports_query(incident_id).where(
+            Organization.name != chosen.source,
+            _source_named_in(chosen.text, dialect),
+        )
         named_reports = tuple(_evidence(r) for r in session.execute(query))
+    sources = tuple(sorted({r.source for r in named_reports}))
     return IncidentEvidence(incident_id, chosen, sources, named_reports)
 
 

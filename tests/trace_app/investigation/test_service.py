@@ -478,3 +478,33 @@ async def test_the_passphrase_is_never_stored_or_logged(
     assert PASSPHRASE not in json.dumps(result.as_json())
     assert PASSPHRASE not in harness.ledger_path.read_text()
     assert "passphrase" not in repr(harness.service.model).lower().replace("passphrase=", "")
+
+
+@pytest.mark.postgres
+async def test_relay_flow_on_postgresql(pg_schema_url: str, ledger_path: Path) -> None:
+    from trace_app.store.db import make_engine, migrate
+
+    db = Database(make_engine(pg_schema_url))
+    try:
+        migrate(db.engine)
+        with db.session() as session:
+            reset_demo(session)
+        provider = ScriptedProvider(
+            [{"attribution": "RELAY", "referenced_source": POLICE}, {"support": "SUPPORTS"}],
+            model=NEMOTRON_MODEL,
+        )
+        service = make_service(db, ledger_path, provider)
+        relay = community_relay_id(db)
+        result = await service.investigate(relay, PASSPHRASE)
+        assert (result.status, result.support, len(provider.requests)) == (
+            Status.NEEDS_REVIEW,
+            "SUPPORTS",
+            2,
+        )
+        assert (await service.investigate(relay, None)).mode is Mode.CACHED
+        with db.session() as session:
+            reset_demo(session)
+        prepared = service.prepare(community_relay_id(db))
+        assert getattr(prepared, "fingerprint", None) == result.fingerprint
+    finally:
+        db.dispose()
