@@ -194,7 +194,7 @@ class Manifest:
     def from_bytes(cls, data: bytes) -> Manifest:
         try:
             obj = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise PackageError(
                 f"manifest.json is not UTF-8 JSON: {exc}", code="package.manifest_invalid"
             ) from None

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import io
 import stat
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +27,18 @@ from viano_bug_analysis.packages.format import (
 )
 
 CHUNK = 1 << 20
+# Everything zipfile and its decompressors raise on damaged input.
+READ_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    OSError,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+    zlib.error,
+    struct.error,
+)
 
 
 def check_member_name(name: str, limits: PackageLimits) -> None:
@@ -98,7 +112,7 @@ class PackageReader:
             self._zip = zipfile.ZipFile(path, "r")
         except FileNotFoundError:
             raise PackageError(f"no such package file: {path}", code="package.not_found") from None
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        except READ_ERRORS as exc:
             raise PackageError(f"not a readable ZIP file: {exc}", code="package.not_zip") from None
         try:
             self._infos = self._validate_entries()
@@ -208,7 +222,7 @@ class PackageReader:
         info = self.info(name)
         try:
             inner = self._zip.open(info, "r")
-        except (zipfile.BadZipFile, OSError, NotImplementedError) as exc:
+        except READ_ERRORS as exc:
             raise PackageError(
                 f"cannot open member {name!r}: {exc}", code="package.corrupt"
             ) from None
@@ -219,7 +233,9 @@ class PackageReader:
             while True:
                 try:
                     chunk = stream.read(chunk_size)
-                except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                except PackageError:
+                    raise
+                except READ_ERRORS as exc:
                     raise PackageError(
                         f"member {name!r} is corrupt: {exc}", code="package.corrupt"
                     ) from None
@@ -240,7 +256,7 @@ class PackageReader:
             with self._zip.open(info, "r") as stream:
                 # zipfile never yields more than the declared size and checks the CRC-32
                 data = stream.read(size + 1)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+        except READ_ERRORS as exc:
             raise PackageError(
                 f"member {name!r} is corrupt: {exc}", code="package.corrupt"
             ) from None
