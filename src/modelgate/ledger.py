@@ -17,7 +17,10 @@ What is locked, and for how long (JSON backend): an exclusive, non-blocking
 ``flock`` on the sidecar ``<file>.lock`` (created once, never deleted, so the lock is
 shared by every process on the machine). ``reserve`` holds it for read, check,
 atomic write (temp file, fsync, ``os.replace``, fsync of the folder): about a
-millisecond. ``settle`` takes the same lock but may wait up to ``settle_wait_s``,
+millisecond, more where fsync is slow. Within one process, reservations first take a
+short in-process turn (``in_process_turn``) so that independent calls of one app do
+not abstain because of each other's bookkeeping; across processes nothing waits.
+``settle`` takes the same lock but may wait up to ``settle_wait_s``,
 because a settlement must not be dropped for being unlucky. ``exclusive()`` holds the
 lock for a whole block (e.g. one investigation with its two calls): every other
 ``reserve`` or ``exclusive`` in any process or task abstains with ``LedgerBusy`` until
@@ -36,6 +39,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -144,6 +148,31 @@ def validate_counts(data: Any, where: str) -> dict[str, int]:
     return counts
 
 
+IN_PROCESS_WAIT_S = 1.0
+_TURNS: dict[str, threading.Lock] = {}
+_TURNS_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def in_process_turn(key: str, wait_s: float) -> Iterator[None]:
+    """Serialise one process's own bookkeeping on one ledger.
+
+    Reservations take milliseconds; independent calls in one app (threads, tasks via
+    ``asyncio.to_thread``) wait their turn here for at most ``IN_PROCESS_WAIT_S`` instead
+    of abstaining because of each other. Across processes nothing waits: the file or
+    row lock is taken without blocking, and a long hold (``exclusive()``) is never
+    waited for, because it does not take this turn.
+    """
+    with _TURNS_GUARD:
+        turn = _TURNS.setdefault(key, threading.Lock())
+    if not turn.acquire(timeout=IN_PROCESS_WAIT_S + wait_s):
+        raise LedgerBusy(f"ledger {key} is busy in this process; abstaining")
+    try:
+        yield
+    finally:
+        turn.release()
+
+
 # lock path -> fd held by ``exclusive()`` in this context (tasks inherit it)
 _HELD: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
     "modelgate_ledger_held", default=None
@@ -174,9 +203,15 @@ class JsonFileLedger:
     @contextlib.contextmanager
     def _locked(self, *, wait_s: float) -> Iterator[None]:
         held = _HELD.get()
-        if held is not None and str(self.lock_path) in held:
-            yield
-            return
+        with in_process_turn(str(self.lock_path), wait_s):
+            if held is not None and str(self.lock_path) in held:
+                yield  # this context's exclusive() already holds the file lock
+                return
+            with self._flocked(wait_s):
+                yield
+
+    @contextlib.contextmanager
+    def _flocked(self, wait_s: float) -> Iterator[None]:
         fd = self._open_lock()
         try:
             deadline = time.monotonic() + wait_s

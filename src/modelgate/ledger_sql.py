@@ -36,7 +36,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from modelgate.errors import BudgetExhausted, LedgerBusy, LedgerUnavailable
-from modelgate.ledger import COUNTERS, LedgerSnapshot, Reservation, clamp_cap
+from modelgate.ledger import COUNTERS, LedgerSnapshot, Reservation, clamp_cap, in_process_turn
 from modelgate.types import Usage
 
 TABLE_NAME = "modelgate_ledger"
@@ -105,6 +105,11 @@ class SqlLedger:
 
     @contextlib.contextmanager
     def _transaction(self, *, wait_s: float) -> Iterator[Connection]:
+        with in_process_turn(self._key, wait_s), self._database_transaction(wait_s) as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def _database_transaction(self, wait_s: float) -> Iterator[Connection]:
         try:
             with self.engine.connect() as conn:
                 if self.engine.dialect.name == "sqlite":

@@ -347,3 +347,43 @@ def test_process_killed_between_reserve_and_answer_stays_counted(spec: LedgerSpe
     ledger = spec.open()
     assert ledger.snapshot().requests == 1
     assert ledger.reserve(estimated_tokens=1).number == 2  # and the lock died with it
+
+
+async def test_concurrent_calls_in_one_process_all_count(spec: LedgerSpec) -> None:
+    """Independent calls of one app wait their (millisecond) turn instead of abstaining."""
+    import asyncio
+
+    ledger = spec.open()
+    provider = ScriptedProvider(
+        [ScriptedReply(text=GOOD_ANSWER, delay_s=0.05, usage=Usage(3, 1, "provider"))] * 12
+    )
+    gateway = Gateway([provider], ledger=ledger)
+    answers = await asyncio.gather(*(gateway.attempt(make_request(), Label) for _ in range(12)))
+    assert len(answers) == 12
+    snapshot = ledger.snapshot()
+    assert (snapshot.requests, snapshot.prompt_tokens, snapshot.completion_tokens) == (12, 36, 12)
+
+
+async def test_exclusive_hold_covers_tasks_it_starts_and_refuses_others(
+    spec: LedgerSpec,
+) -> None:
+    import asyncio
+
+    ledger = spec.open()
+    inside = Gateway([ScriptedProvider([GOOD_ANSWER] * 2)], ledger=ledger)
+    outside_provider = ScriptedProvider([GOOD_ANSWER])
+    outside = Gateway([outside_provider], ledger=spec.open())
+
+    async def other_check() -> str:
+        try:
+            await outside.attempt(make_request(), Label)
+            return "answered"
+        except LedgerBusy:
+            return "abstained"
+
+    other = asyncio.create_task(other_check())  # created outside the hold
+    with ledger.exclusive():
+        await asyncio.gather(*(inside.attempt(make_request(), Label) for _ in range(2)))
+        assert await other == "abstained"
+    assert outside_provider.requests == []
+    assert ledger.snapshot().requests == 2
