@@ -8,12 +8,13 @@ batched decode on CPUs that report AMX (measured on the project's Xeon build mac
 see docs/decisions/0051-local-server-safe-cpu-path.md). For a 135M model the plain CPU
 path costs little.
 
-JSON schemas sent as ``response_format`` lose their ``maxLength`` and ``maxItems`` bounds
+JSON schemas sent as ``response_format`` get small ``maxLength`` and ``maxItems`` bounds
 before llama-cpp-python turns them into a grammar: its converter unrolls each bound into
 that many nested optional rules, and Viano's output schema (strings up to thousands of
-characters, lists up to hundreds of items) then crashed the server. The bounds are still
-enforced where they belong: the caller validates every answer against the full schema
-(docs/decisions/0052-llama-grammar-without-size-bounds.md).
+characters, lists up to hundreds of items) crashed the server; with no bound at all the
+small model loops in a list until its token limit. A smaller bound only narrows what the
+schema allows, and the caller still validates every answer against the full schema
+(docs/decisions/0052-llama-grammar-small-bounds.md).
 
 When ``MODELGATE_PARENT_PID`` is set (``LocalModelServer`` sets it), a watchdog thread
 ends this process as soon as that parent is gone, so a parent killed without cleanup
@@ -31,7 +32,9 @@ import threading
 import time
 from typing import Any
 
-UNROLLED_BOUNDS = frozenset({"maxLength", "maxItems"})
+# llama-cpp-python unrolls a bound of N into N nested optional rules; the grammar keeps
+# bounds this small at most (a stricter grammar only narrows answers the schema allows).
+GRAMMAR_BOUNDS = {"maxLength": 240, "maxItems": 6}
 
 PARENT_PID_ENV = "MODELGATE_PARENT_PID"
 
@@ -49,30 +52,37 @@ def _disable_extra_buffer_types() -> None:
     low_level.llama_model_default_params = params_without_extra_buffers
 
 
-def without_size_bounds(schema: Any, *, names: bool = False) -> Any:
-    """A copy of a JSON schema without ``maxLength``/``maxItems`` keywords.
+def grammar_schema(schema: Any, *, names: bool = False) -> Any:
+    """A copy of a JSON schema whose ``maxLength``/``maxItems`` are clamped to
+    :data:`GRAMMAR_BOUNDS` (never below the matching ``minLength``/``minItems``).
 
     ``names`` is true for the mapping under ``properties`` (or ``$defs``), whose keys are
-    property names, never keywords, and are kept whatever they are called.
+    property names, never keywords, and are kept as they are.
     """
-    if isinstance(schema, dict):
-        return {
-            key: without_size_bounds(value, names=key in ("properties", "$defs", "definitions"))
-            for key, value in schema.items()
-            if names or key not in UNROLLED_BOUNDS
-        }
     if isinstance(schema, list):
-        return [without_size_bounds(item) for item in schema]
-    return schema
+        return [grammar_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    copied = {
+        key: grammar_schema(value, names=key in ("properties", "$defs", "definitions"))
+        for key, value in schema.items()
+    }
+    if not names:
+        for bound, cap in GRAMMAR_BOUNDS.items():
+            value = copied.get(bound)
+            if isinstance(value, int) and value > cap:
+                floor = copied.get(bound.replace("max", "min"), 0)
+                copied[bound] = max(cap, floor if isinstance(floor, int) else 0)
+    return copied
 
 
-def _grammar_without_size_bounds() -> None:
+def _grammar_with_small_bounds() -> None:
     import llama_cpp.llama_grammar as grammar
 
     convert = grammar.json_schema_to_gbnf
 
     def json_schema_to_gbnf(schema: str, prop_order: Any = None) -> str:
-        relaxed = json.dumps(without_size_bounds(json.loads(schema)))
+        relaxed = json.dumps(grammar_schema(json.loads(schema)))
         result: str = convert(relaxed, prop_order)
         return result
 
@@ -93,7 +103,7 @@ def main() -> None:
         ).start()
     if os.environ.get("MODELGATE_LLAMA_EXTRA_BUFFERS", "") != "1":
         _disable_extra_buffer_types()
-    _grammar_without_size_bounds()
+    _grammar_with_small_bounds()
     from llama_cpp.server.__main__ import main as serve
 
     serve()  # type: ignore[no-untyped-call]

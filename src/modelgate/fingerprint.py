@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from modelgate.types import ModelRequest
 
 SCHEME_VERSION = "v1"
-_KIND = re.compile(r"^[a-z][a-z0-9_.]*$")
-_FINGERPRINT = re.compile(r"^(?P<kind>[a-z][a-z0-9_.]*)-v1:sha256:(?P<hex>[0-9a-f]{64})$")
+_KIND = re.compile(r"^[a-z][a-z0-9_.-]*[a-z0-9]$|^[a-z]$")
+_FINGERPRINT = re.compile(r"^(?P<kind>[a-z][a-z0-9_.-]*)-v1:sha256:(?P<hex>[0-9a-f]{64})$")
 
 
 class CanonicalJSONError(ValueError):

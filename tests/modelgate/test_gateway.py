@@ -214,3 +214,43 @@ async def test_replay_answers_recorded_requests_and_never_calls_live(tmp_path: P
 def test_gateway_needs_a_provider() -> None:
     with pytest.raises(ValueError):
         Gateway([])
+
+
+async def test_cancelled_call_stays_counted_and_is_recorded(tmp_path: Path) -> None:
+    import asyncio
+
+    provider = ScriptedProvider([ScriptedReply(text=GOOD_ANSWER, delay_s=5.0)])
+    ledger = JsonFileLedger(tmp_path / "ledger.json")
+    gateway = Gateway([provider], ledger=ledger, recorder=Recorder(tmp_path / "audit.jsonl"))
+    task = asyncio.create_task(gateway.attempt(make_request(), Label))
+    while not provider.requests:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert ledger.snapshot().requests == 1
+    (exchange,) = load_exchanges(tmp_path / "audit.jsonl")
+    assert exchange.outcome == "cancelled"
+
+
+def test_provider_config_refuses_what_it_cannot_honour() -> None:
+    from pydantic import ValidationError
+
+    from modelgate.providers import ProviderConfig
+
+    good = {"name": "p", "base_url": "http://127.0.0.1:9/v1/", "model": "m"}
+    assert ProviderConfig(**good).base_url == "http://127.0.0.1:9/v1"
+    for bad in (
+        {"extra_body": {"model": "other"}},
+        {"extra_body": {"stream": True}},
+        {"timeout_s": 0},
+        {"adapter": "grpc"},
+        {"api_key": "sk-inline"},  # keys come from the environment only
+        {"max_output_tokens": 0},
+    ):
+        with pytest.raises(ValidationError):
+            ProviderConfig(**{**good, **bad})
+    a = ProviderConfig(**good)
+    b = ProviderConfig(**{**good, "extra_body": {"chat_template_kwargs": {"x": 1}}})
+    assert a.fingerprint().startswith("provider-config-v1:sha256:")
+    assert a.fingerprint() != b.fingerprint()

@@ -136,6 +136,8 @@ async def test_late_answer_is_discarded_and_stays_counted(
     (exchange,) = load_exchanges(tmp_path / "audit.jsonl")
     assert exchange.outcome == "attempt_timeout"
     assert exchange.response_text is None
+    assert exchange.request["model"] == "m"  # the body as sent, although no answer came
+    assert exchange.request["messages"] == stub.requests[0].json()["messages"]
     assert stub.count == 1
     await gateway.aclose()
 
