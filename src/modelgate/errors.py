@@ -21,7 +21,8 @@ Callers classify outcomes by *type*, never by message text::
             └── OutOfSetAnswer       a value outside the closed set (enum, menu)
 
 ``AllProvidersFailed`` is raised by the gateway when every provider in the failover
-order failed with a transient error; it carries each provider's error.
+order failed with a transient error, also when there is only one provider; it carries
+each provider's error in ``errors`` (decision 0004).
 
 ``is_transient`` is the single place that says which failures a retry may repeat.
 """
