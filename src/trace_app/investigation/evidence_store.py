@@ -8,10 +8,9 @@ written here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, func, literal, select
+from sqlalchemy import Text, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain.errors import NotFoundError
@@ -57,57 +56,60 @@ def _evidence(row: Any) -> ReportEvidence:
     )
 
 
-def _reports_query(incident_id: str) -> Select[str, str, str, datetime, list[str]]:
-    return (
-        select(*_EVIDENCE_COLUMNS)
-        .join(Organization, Report.organization_id == Organization.id)
-        .where(Report.incident_id == incident_id)
-        .order_by(Report.position, Report.reported_at, Report.id)
+# Statements are built once with bound parameters: an investigation runs the same few
+# queries every time, and building SQL expressions costs more than running them.
+_INCIDENT_REPORTS = (
+    select(*_EVIDENCE_COLUMNS)
+    .join(Organization, Report.organization_id == Organization.id)
+    .where(Report.incident_id == bindparam("incident_id"))
+    .order_by(Report.position, Report.reported_at, Report.id)
+)
+_CHOSEN_REPORT = (
+    select(Report.incident_id, *_EVIDENCE_COLUMNS)
+    .join(Organization, Report.organization_id == Organization.id)
+    .where(Report.id == bindparam("report_id"))
+)
+# "The source's name occurs in the text exactly as written" (case-sensitive) per dialect.
+_NAMED_REPORTS = {
+    dialect: _INCIDENT_REPORTS.where(
+        Organization.name != bindparam("own_source"),
+        occurs(bindparam("text", type_=Text), Organization.name) > 0,
     )
+    for dialect, occurs in (("postgresql", func.strpos), ("sqlite", func.instr))
+}
+_RUN_BY_FINGERPRINT = select(InvestigationRun).where(
+    InvestigationRun.incident_id == bindparam("incident_id"),
+    InvestigationRun.fingerprint == bindparam("fingerprint"),
+)
 
 
 def incident_reports(session: Session, incident_id: str) -> tuple[ReportEvidence, ...]:
     """Every single-source report of the incident, in a stable order (columns only)."""
-    return tuple(_evidence(row) for row in session.execute(_reports_query(incident_id)))
-
-
-def _source_named_in(text: str, dialect: str) -> ColumnElement[bool]:
-    """SQL for "the source's name occurs in ``text`` exactly as written" (case-sensitive)."""
-    if dialect == "postgresql":
-        return func.strpos(literal(text), Organization.name) > 0
-    return func.instr(literal(text), Organization.name) > 0
+    rows = session.connection().execute(_INCIDENT_REPORTS, {"incident_id": incident_id})
+    return tuple(_evidence(row) for row in rows)
 
 
 def load_evidence(session: Session, report_id: str) -> IncidentEvidence:
     """Two small queries whatever the incident's size: the chosen report, then the reports
     of the incident's other sources whose name occurs verbatim in its text."""
-    row = session.execute(
-        select(Report.incident_id, *_EVIDENCE_COLUMNS)
-        .join(Organization, Report.organization_id == Organization.id)
-        .where(Report.id == report_id)
-    ).first()
+    connection = session.connection()
+    row = connection.execute(_CHOSEN_REPORT, {"report_id": report_id}).first()
     if row is None:
         raise ReportNotFound(f"No report with id {report_id!r}.")
     incident_id = row[0]
     chosen = _evidence(row[1:])
     named_reports: tuple[ReportEvidence, ...] = ()
     if chosen.text:
-        dialect = session.get_bind().dialect.name
-        query = _reports_query(incident_id).where(
-            Organization.name != chosen.source,
-            _source_named_in(chosen.text, dialect),
-        )
-        named_reports = tuple(_evidence(r) for r in session.execute(query))
+        query = _NAMED_REPORTS.get(connection.dialect.name, _NAMED_REPORTS["sqlite"])
+        params = {"incident_id": incident_id, "own_source": chosen.source, "text": chosen.text}
+        named_reports = tuple(_evidence(r) for r in connection.execute(query, params))
     sources = tuple(sorted({r.source for r in named_reports}))
     return IncidentEvidence(incident_id, chosen, sources, named_reports)
 
 
 def find_run(session: Session, incident_id: str, fingerprint: str) -> InvestigationRun | None:
     return session.scalar(
-        select(InvestigationRun).where(
-            InvestigationRun.incident_id == incident_id,
-            InvestigationRun.fingerprint == fingerprint,
-        )
+        _RUN_BY_FINGERPRINT, {"incident_id": incident_id, "fingerprint": fingerprint}
     )
 
 
