@@ -239,6 +239,16 @@ def bench_validation() -> None:
         f"[validation] answer {len(raw) / MIB:.2f} MiB: parse + schema + references "
         f"{ours * 1000:.1f} ms (json.loads alone {base * 1000:.1f} ms, ratio {ours / base:.1f}x)"
     )
+    from jsonschema import Draft202012Validator
+
+    from viano_bug_analysis.analysis.validation import output_schema
+
+    full = Draft202012Validator(output_schema())
+    slow, _ = _best_pair(lambda: list(full.iter_errors(json.loads(raw))), lambda: None, 3)
+    print(
+        f"[validation] the same answer through jsonschema against the schema file (the "
+        f"gateway's check, and the violation listing of a refused answer): {slow * 1000:.1f} ms"
+    )
 
 
 class _Stub:
@@ -340,9 +350,14 @@ async def _interpret_all(
         async with gate:
             return (await interpreter.interpret(case_id, "supplied")).status.value
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     statuses = await asyncio.gather(*(one(c) for c in ids))
     elapsed = time.perf_counter() - start
+    print(
+        f"[concurrency] process CPU time during the run: {time.process_time() - cpu:.2f} s "
+        f"({(time.process_time() - cpu) / len(ids) * 1000:.1f} ms per case; the stub's "
+        "threads included)"
+    )
     await gateway.aclose()
     bad = [s for s in statuses if s != "COMPLETED"]
     if bad:
@@ -350,8 +365,8 @@ async def _interpret_all(
     return elapsed
 
 
-def bench_concurrency(cases: int, concurrency: int, delay: float) -> float:
-    with tempfile.TemporaryDirectory() as tmp:
+def bench_concurrency(cases: int, concurrency: int, delay: float, where: str | None) -> float:
+    with tempfile.TemporaryDirectory(dir=where) as tmp:
         root = Path(tmp)
         store = PackageStore.init(root / "store")
         builder = CaseBuilder(store)
@@ -378,9 +393,10 @@ def bench_concurrency(cases: int, concurrency: int, delay: float) -> float:
             elapsed = asyncio.run(_interpret_all(store, ids, stub.base_url, concurrency))
             requests = stub.count
     ideal = cases / concurrency * delay
-    print(f"[concurrency] setup (add + build {cases} cases) {setup:.1f} s, not measured")
+    label = f"store under {where or tempfile.gettempdir()}"
+    print(f"[concurrency] {label}: setup (add + build {cases} cases) {setup:.1f} s, not measured")
     print(
-        f"[concurrency] {cases} cases, concurrency {concurrency}, stub delay {delay} s, "
+        f"[concurrency] {label}: {cases} cases, concurrency {concurrency}, stub delay {delay} s, "
         f"{requests} upstream requests: wall {elapsed:.2f} s vs ideal {ideal:.2f} s: "
         f"ratio {elapsed / ideal:.2f}x (target <= 1.5x)"
     )
@@ -392,10 +408,19 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--delay", type=float, default=0.5)
+    parser.add_argument(
+        "--also-tmpfs",
+        default="/dev/shm",
+        help="also run the concurrency benchmark with the store in this RAM-backed folder "
+        "(fsync costs nothing there), to separate the disk's fsync latency from our cost; "
+        "'' to skip",
+    )
     args = parser.parse_args()
     bench_context()
     bench_validation()
-    bench_concurrency(args.cases, args.concurrency, args.delay)
+    bench_concurrency(args.cases, args.concurrency, args.delay, None)
+    if args.also_tmpfs and Path(args.also_tmpfs).is_dir():
+        bench_concurrency(args.cases, args.concurrency, args.delay, args.also_tmpfs)
 
 
 if __name__ == "__main__":
