@@ -278,3 +278,39 @@ def test_ledger_endpoint_shows_counts_and_cap_without_secrets(client: Client) ->
     assert body["cap"] == 200 and body["requests"] == 0
     text = str(body)
     assert PASSPHRASE not in text and "nvapi" not in text
+
+
+def _csrf(page_html: str) -> str:
+    import re
+
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page_html)
+    assert found is not None
+    return found.group(1)
+
+
+def test_panel_form_with_and_without_htmx(client: Client) -> None:
+    report_id = client.publish_ok(CAMP, CASE_A)
+    page = client.http.get(f"/reports/{report_id}")
+    assert page.status_code == 200
+    assert 'id="investigate-panel"' in page.text and "No investigation saved" in page.text
+    token = _csrf(page.text)
+    client.provider.add({"attribution": "DIRECT", "referenced_source": "NONE"})
+
+    partial = client.http.post(
+        f"/reports/{report_id}/investigate",
+        data={"passphrase": PASSPHRASE, "csrf_token": token},
+        headers={"HX-Request": "true"},
+    )
+    assert partial.status_code == 200
+    assert 'data-status="COMPLETED"' in partial.text and 'data-mode="LIVE"' in partial.text
+    assert "<html" not in partial.text and PASSPHRASE not in partial.text
+
+    full = client.http.post(
+        f"/reports/{report_id}/investigate", data={"passphrase": "", "csrf_token": token}
+    )
+    assert full.status_code == 200 and "<html" in full.text
+    assert 'data-mode="CACHED"' in full.text
+    assert len(client.provider.requests) == 1
+
+    refused = client.http.post(f"/reports/{report_id}/investigate", data={"passphrase": "x"})
+    assert refused.status_code == 403  # no CSRF token: refused before anything runs
