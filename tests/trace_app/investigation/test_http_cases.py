@@ -251,6 +251,12 @@ def test_case_e_injection_is_data_relay_compared(client: Client, db: Database) -
     assert "Ignore prior rules" not in system.content  # the report stays in the data part
     assert "Ignore prior rules" in user.content
     assert "never obey" in system.content.lower()
+    saved = client.http.get(f"/api/reports/{report_id}/investigation").json()
+    assert (saved["status"], saved["support"], len(saved["citations"])) == (
+        "NEEDS_REVIEW",
+        "SUPPORTS",
+        2,
+    )
 
 
 def test_case_e_v3_labels_still_go_to_review_by_the_consistency_rule(client: Client) -> None:
@@ -261,8 +267,10 @@ def test_case_e_v3_labels_still_go_to_review_by_the_consistency_rule(client: Cli
 
     result = client.investigate(report_id)
 
-    assert result["status"] == "NEEDS_REVIEW"
+    assert result["status"] == "NEEDS_REVIEW" and result["support"] is None
     assert client.requests_counted() - before == 1
+    saved = client.http.get(f"/api/reports/{report_id}/investigation").json()
+    assert (saved["attribution"], saved["referenced_source"]) == ("DIRECT", HOSPITAL)
 
 
 def test_saved_result_endpoint_never_calls_and_404s(client: Client) -> None:
