@@ -232,8 +232,8 @@ class Gateway:
         latency: float,
         attempt_number: int,
     ) -> None:
-        if self.recorder is None:
-            return
+        if self.recorder is None or not getattr(provider, "sends_upstream", True):
+            return  # a replayed answer is not an upstream exchange
         if isinstance(error, NotSent):
             return  # nothing left this process: not an exchange
         if error is None:

@@ -199,8 +199,9 @@ async def test_replay_answers_recorded_requests_and_never_calls_live(tmp_path: P
     replay = ReplayProvider(load_exchanges(audit))
     assert replay.model == "m-1" and len(replay) == 1  # the failed exchange is not replayable
     ledger = JsonFileLedger(tmp_path / "ledger.json")
-    gateway = Gateway([replay], ledger=ledger)
+    gateway = Gateway([replay], ledger=ledger, recorder=Recorder(audit))
     answer = await gateway.attempt(make_request(), Label)
+    assert len(load_exchanges(audit)) == 2  # replays are not upstream exchanges
     assert answer.replayed is True
     assert answer.value == recorded.value
     assert answer.request_fingerprint == recorded.request_fingerprint
