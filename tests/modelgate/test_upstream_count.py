@@ -261,3 +261,27 @@ async def test_litellm_native_nvidia_route_stacks_retries(stub: StubChatServer) 
         )
     assert getattr(caught.value, "status_code", None) == 500
     assert stub.count == 3
+
+
+@pytest.mark.parametrize("model", ["openai/m", "hosted_vllm/m", "nvidia_nim/m"])
+@pytest.mark.parametrize("mode", ["json_schema", "json_object_schema", "none"])
+async def test_litellm_sends_exactly_the_body_it_records(
+    stub: StubChatServer, model: str, mode: str
+) -> None:
+    stub.default = StubResponse.answer(GOOD_ANSWER)
+    provider = build_provider(
+        ProviderConfig(
+            name="p",
+            adapter="litellm",
+            base_url=stub.base_url,
+            model=model,
+            structured_output=mode,
+            max_output_tokens=20,
+            extra_body={"chat_template_kwargs": {"enable_thinking": False}},
+        )
+    )
+    answer = await Gateway([provider]).attempt(make_request(), Label)
+    sent = stub.requests[0].json()
+    assert sent == provider.request_body(make_request())  # type: ignore[attr-defined]
+    assert sent["max_tokens"] == 20 and sent["model"] == "m"
+    assert answer.usage.source == "provider"
