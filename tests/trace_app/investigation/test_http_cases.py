@@ -322,3 +322,15 @@ def test_panel_form_with_and_without_htmx(client: Client) -> None:
 
     refused = client.http.post(f"/reports/{report_id}/investigate", data={"passphrase": "x"})
     assert refused.status_code == 403  # no CSRF token: refused before anything runs
+
+
+def test_unreadable_ledger_is_503_and_checks_are_unavailable(client: Client) -> None:
+    report_id = client.publish_ok(CAMP, CASE_A)
+    client.ledger_path.parent.mkdir(parents=True, exist_ok=True)
+    client.ledger_path.write_text("{broken")
+    response = client.http.get("/api/ledger")
+    assert response.status_code == 503 and response.json()["code"] == "ledger_unavailable"
+    client.provider.add({"attribution": "DIRECT", "referenced_source": "NONE"})
+    assert client.investigate(report_id)["status"] == "UNAVAILABLE"
+    assert client.provider.requests == []
+    assert client.ledger_path.read_text() == "{broken"

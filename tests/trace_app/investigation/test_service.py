@@ -508,3 +508,31 @@ async def test_relay_flow_on_postgresql(pg_schema_url: str, ledger_path: Path) -
         assert getattr(prepared, "fingerprint", None) == result.fingerprint
     finally:
         db.dispose()
+
+
+async def test_audit_log_records_every_exchange_without_secrets(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from modelgate.ledger import JsonFileLedger
+    from modelgate.recording import load_exchanges
+    from trace_app.investigation.service import build_service
+    from trace_app.settings import TraceSettings
+
+    audit = tmp_path / "audit" / "exchanges.jsonl"
+    monkeypatch.setenv("TRACE_MODEL_AUDIT_LOG", str(audit))
+    provider = ScriptedProvider(
+        [{"attribution": "RELAY", "referenced_source": POLICE}, {"support": "SUPPORTS"}],
+        model=NEMOTRON_MODEL,
+    )
+    settings = TraceSettings(home=tmp_path / "home", database_url="sqlite:///unused.db")
+    service = build_service(db, settings, provider_factory=lambda _config: provider)
+
+    result = await service.investigate(community_relay_id(db), PASSPHRASE)
+
+    assert result.status is Status.NEEDS_REVIEW
+    exchanges = load_exchanges(audit)
+    assert [e.output_name for e in exchanges] == ["AttributionResult", "SupportResult"]
+    assert all(e.outcome == "ok" and e.prompt_version == "report-lineage-v4" for e in exchanges)
+    text = audit.read_text()
+    assert PASSPHRASE not in text and KEY not in text
+    assert JsonFileLedger(settings.ledger_path).snapshot().requests == 2
