@@ -228,8 +228,8 @@ def test_embedded_model_answers_constrained_json_and_stops() -> None:
     assert pid is not None and not _pid_alive(pid)
 
 
-def test_grammar_schema_drops_unrolled_bounds_but_keeps_property_names() -> None:
-    from modelgate._llama_child import without_size_bounds
+def test_grammar_schema_clamps_unrolled_bounds_but_keeps_property_names() -> None:
+    from modelgate._llama_child import GRAMMAR_BOUNDS, grammar_schema
 
     schema = {
         "type": "object",
@@ -241,16 +241,23 @@ def test_grammar_schema_drops_unrolled_bounds_but_keeps_property_names() -> None
                 "minItems": 1,
                 "items": {"type": "string", "maxLength": 100, "pattern": "^N[0-9]{4}$"},
             },
+            "wide": {"type": "array", "minItems": 9, "maxItems": 50},
         },
         "required": ["maxItems", "items"],
         "additionalProperties": False,
     }
-    relaxed = without_size_bounds(schema)
-    assert relaxed["properties"]["maxItems"] == {"type": "string", "minLength": 1}
+    relaxed = grammar_schema(schema)
+    assert relaxed["properties"]["maxItems"] == {
+        "type": "string",
+        "maxLength": GRAMMAR_BOUNDS["maxLength"],
+        "minLength": 1,
+    }
     assert relaxed["properties"]["items"] == {
         "type": "array",
+        "maxItems": GRAMMAR_BOUNDS["maxItems"],
         "minItems": 1,
-        "items": {"type": "string", "pattern": "^N[0-9]{4}$"},
+        "items": {"type": "string", "maxLength": 100, "pattern": "^N[0-9]{4}$"},
     }
+    assert relaxed["properties"]["wide"]["maxItems"] == 9  # never below minItems
     assert relaxed["required"] == ["maxItems", "items"]
     assert schema["properties"]["items"]["maxItems"] == 256  # the original is untouched
