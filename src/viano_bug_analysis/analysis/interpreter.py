@@ -173,6 +173,11 @@ class CaseInterpreter:
             raise _storage(exc) from None
         except (PackageError, OSError) as exc:
             raise _storage(exc) from None
+        except (ValueError, KeyError) as exc:  # unreadable or incomplete JSON in the package
+            raise InterpretationError(
+                f"a phase artifact in the package is unreadable: {exc}",
+                code="interpretation.storage",
+            ) from None
 
     async def _interpret(
         self, op: PackageOperation, case_id: str, package_id: str, attempt_id: str, resume: bool
