@@ -180,6 +180,11 @@ class InvestigationService:
             run = store.find_run(session, prepared.incident_id, prepared.fingerprint)
             return prepared, (store.result_from_run(run) if run is not None else None)
 
+    def _saved_run(self, prepared: Prepared) -> InvestigationResult | None:
+        with self.db.session() as session:
+            run = store.find_run(session, prepared.incident_id, prepared.fingerprint)
+            return store.result_from_run(run) if run is not None else None
+
     def saved_result(self, report_id: str) -> InvestigationResult | None:
         """The newest saved run for the report, or ``None``. ``ReportNotFound`` if no report."""
         with self.db.session() as session:
@@ -210,9 +215,7 @@ class InvestigationService:
         refused = self._refuse_live(passphrase)
         if refused is not None:
             return replace(refused, report_id=report_id, fingerprint=prepared.fingerprint)
-        result = await self._live(prepared)
-        if result.status.saved:
-            result = self._save(prepared.incident_id, result)
+        result = await self._live(prepared, force_live=force_live)
         log.info(
             "investigation report=%s status=%s requests=%d",
             report_id,
@@ -235,7 +238,7 @@ class InvestigationService:
                 reason = reason_for_error(error)
         return InvestigationResult("", Status.UNAVAILABLE, reason)
 
-    async def _live(self, prepared: Prepared) -> InvestigationResult:
+    async def _live(self, prepared: Prepared, *, force_live: bool) -> InvestigationResult:
         calls = _CallLog()
         base = InvestigationResult(
             report_id=prepared.chosen.report_id,
@@ -258,7 +261,13 @@ class InvestigationService:
                 retry=RetryPolicy(max_attempts=1),
             )
             with ledger.exclusive():
-                return await self._calls(prepared, gateway, calls, base)
+                saved = None if force_live else self._saved_run(prepared)
+                if saved is not None:  # another check saved it while this one started
+                    return saved
+                result = await self._calls(prepared, gateway, calls, base)
+                if result.status.saved:  # saved while the check still holds the ledger
+                    result = self._save(prepared.incident_id, result)
+                return result
         except ModelGateError as error:  # LedgerBusy from exclusive(), before any call
             return replace(
                 base,
