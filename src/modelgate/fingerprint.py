@@ -58,17 +58,15 @@ def _refuse(value: Any) -> Any:
     raise CanonicalJSONError(f"{type(value).__name__} is not a JSON value")
 
 
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_refuse
+)
+
+
 def canonical_json(obj: Any) -> bytes:
     """Sorted keys, compact separators, UTF-8, no NaN: the bytes every fingerprint hashes."""
     try:
-        text = json.dumps(
-            obj,
-            sort_keys=True,
-            separators=(",", ":"),
-            ensure_ascii=False,
-            allow_nan=False,
-            default=_refuse,
-        )
+        text = _ENCODER.encode(obj)
     except (ValueError, TypeError):
         _check(obj, "$")  # names the offending place
         raise
@@ -142,7 +140,12 @@ def request_fingerprint(request: ModelRequest, model: str) -> str:
 
 
 def _piece(value: Any) -> str:
-    return canonical_json(value).decode("utf-8")
+    """Canonical JSON of a piece whose object keys are known to be strings (built here):
+    the round-trip check of ``canonical_json`` is not needed, NaN is still refused."""
+    try:
+        return _ENCODER.encode(value)
+    except ValueError as exc:  # NaN or infinity
+        raise CanonicalJSONError(str(exc)) from None
 
 
 # id(schema) -> (the schema object, a snapshot of it, its canonical JSON)
@@ -153,7 +156,7 @@ def _canonical_schema(schema: Any) -> str:
     hit = _SCHEMA_MEMO.get(id(schema))
     if hit is not None and hit[0] is schema and hit[1] == schema:  # same object, unchanged
         return hit[2]
-    text = _piece(schema)
+    text = canonical_json(schema).decode("utf-8")
     if len(_SCHEMA_MEMO) >= 256:
         _SCHEMA_MEMO.clear()
     _SCHEMA_MEMO[id(schema)] = (schema, copy.deepcopy(schema), text)
