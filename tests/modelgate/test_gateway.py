@@ -198,6 +198,7 @@ async def test_replay_answers_recorded_requests_and_never_calls_live(tmp_path: P
         await Gateway([live], recorder=Recorder(audit)).attempt(make_request("other"), Label)
     replay = ReplayProvider(load_exchanges(audit))
     assert replay.model == "m-1" and len(replay) == 1  # the failed exchange is not replayable
+    assert replay.unplayed == [recorded.request_fingerprint]
     ledger = JsonFileLedger(tmp_path / "ledger.json")
     gateway = Gateway([replay], ledger=ledger, recorder=Recorder(audit))
     answer = await gateway.attempt(make_request(), Label)
@@ -206,6 +207,7 @@ async def test_replay_answers_recorded_requests_and_never_calls_live(tmp_path: P
     assert answer.value == recorded.value
     assert answer.request_fingerprint == recorded.request_fingerprint
     assert answer.usage == Usage(9, 2, "provider")
+    assert replay.unplayed == []
     with pytest.raises(ReplayMiss) as miss:
         await gateway.attempt(make_request(version="test-v2"), Label)
     assert miss.value.fingerprint == request_fingerprint(make_request(version="test-v2"), "m-1")

@@ -43,9 +43,16 @@ class ReplayProvider:
             e.request_fingerprint: e for e in answered if e.model == model
         }
         self.requests: list[ModelRequest] = []
+        self._played: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._by_fingerprint)
+
+    @property
+    def unplayed(self) -> list[str]:
+        """Fingerprints of recorded exchanges no request asked for (sorted): a test can
+        fail when its recording holds requests the code no longer makes."""
+        return sorted(set(self._by_fingerprint) - self._played)
 
     async def complete(self, request: ModelRequest) -> ProviderResponse:
         self.requests.append(request)
@@ -53,6 +60,7 @@ class ReplayProvider:
         exchange = self._by_fingerprint.get(fp)
         if exchange is None or exchange.response_text is None:
             raise ReplayMiss(f"no recorded exchange for {fp}", fingerprint=fp)
+        self._played.add(fp)
         usage = None
         if exchange.usage and exchange.usage.get("source") == "provider":
             usage = Usage(
