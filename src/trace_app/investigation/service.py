@@ -133,14 +133,12 @@ class InvestigationService:
 
     # --- reads (never call a model) -----------------------------------------------
 
-    def prepare(self, report_id: str, *, model_id: str | None = None) -> Prepared | Conclude:
+    def prepare(self, report_id: str) -> Prepared | Conclude:
         """Steps 1-3. ``Conclude`` (PARTIAL) when the report cannot be investigated."""
         with self.db.session() as session:
-            return self._prepare(session, report_id, model_id)
+            return self._prepare(session, report_id)
 
-    def _prepare(
-        self, session: Session, report_id: str, model_id: str | None
-    ) -> Prepared | Conclude:
+    def _prepare(self, session: Session, report_id: str) -> Prepared | Conclude:
         found = store.load_evidence(session, report_id)
         problem = found.chosen.text_problem
         if problem is not None:
@@ -156,7 +154,7 @@ class InvestigationService:
             found.chosen,
             menu,
             found.named_reports,
-            model=model_id or self.model.model,
+            model=self.model.model,
             prompt_version=PROMPT_VERSION,
         )
         return Prepared(found.incident_id, found.chosen, found.named_reports, menu, content_fp)
@@ -174,7 +172,7 @@ class InvestigationService:
     ) -> tuple[Prepared | Conclude, InvestigationResult | None]:
         """One session: the evidence, the menu, the fingerprint and the saved run, if any."""
         with self.db.session() as session:
-            prepared = self._prepare(session, report_id, None)
+            prepared = self._prepare(session, report_id)
             if isinstance(prepared, Conclude) or not use_saved:
                 return prepared, None
             run = store.find_run(session, prepared.incident_id, prepared.fingerprint)
