@@ -387,3 +387,19 @@ async def test_exclusive_hold_covers_tasks_it_starts_and_refuses_others(
         assert await other == "abstained"
     assert outside_provider.requests == []
     assert ledger.snapshot().requests == 2
+
+
+async def test_corrupt_sqlite_row_refuses_and_is_never_rewritten(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    spec = LedgerSpec("sql", url)
+    spec.open().reserve(estimated_tokens=3)
+    engine = create_engine(url)
+    with engine.begin() as conn:  # SQLite keeps whatever it is given
+        conn.execute(text("UPDATE modelgate_ledger SET completion_tokens = 'garbage'"))
+    rows_before = _rows(engine)
+    provider = ScriptedProvider([GOOD_ANSWER])
+    with pytest.raises(LedgerUnavailable):
+        await Gateway([provider], ledger=spec.open()).attempt(make_request(), Label)
+    assert provider.requests == []
+    assert _rows(engine) == rows_before
+    engine.dispose()
