@@ -341,3 +341,8 @@ def export(
 from viano_bug_analysis.analysis.command import interpret_command  # noqa: E402
 
 app.command("interpret")(interpret_command)
+
+# -- demo and evaluation with the embedded model (viano_bug_analysis.demo) -------------
+from viano_bug_analysis import demo as _demo  # noqa: E402
+
+_demo.register(app)

@@ -1,0 +1,184 @@
+"""``viano demo``: one real bug report, imported, built and interpreted end to end.
+
+The report comes from the real public data (``REAL_DATA_DIR``, else ``../shared/data``
+next to the current folder): by default one Bugzilla bug from
+``bug_reports/bugbug/bugs.json``. Everything is written under a new folder
+``.viano-local/demo/<UTC time>/`` (input, package, store), so a rerun never touches an
+earlier one. The model is the gateway configuration's (``config/llm.local.toml`` by
+default); when its first provider is a loopback URL where nothing answers, the embedded
+local model server is started on that port for the duration of the command.
+
+Every interpretation outcome is shown as it is: an answer the validation rejected
+(ERROR, with its violations) is a legitimate result, not a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import typer
+
+from viano_bug_analysis.errors import VianoError
+
+DEFAULT_BUG_FILE = Path("bug_reports") / "bugbug" / "bugs.json"
+DEFAULT_BUG_ID = 1389136  # a short Firefox display bug with a few comments
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class DemoError(VianoError):
+    """The demo cannot run: no real data, no such bug, or no model to ask."""
+
+    code = "demo.unavailable"
+
+
+def real_data_dir() -> Path:
+    configured = os.environ.get("REAL_DATA_DIR", "").strip()
+    path = Path(configured) if configured else Path.cwd().parent / "shared" / "data"
+    if not path.is_dir():
+        raise DemoError(
+            f"real data folder {path} not found: set REAL_DATA_DIR or run from a checkout "
+            "next to shared/data"
+        )
+    return path
+
+
+def extract_bug(source: Path, bug_id: int, target: Path) -> Path:
+    """Copy one Bugzilla bug (one JSON line of ``source``) to ``target``, byte for byte."""
+    with source.open("rb") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            if json.loads(line).get("id") == bug_id:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(line)
+                return target
+    raise DemoError(f"bug {bug_id} is not in {source}")
+
+
+def _answers(base_url: str) -> bool:
+    with contextlib.suppress(httpx.HTTPError):
+        return httpx.get(f"{base_url}/models", timeout=2.0, trust_env=False).status_code == 200
+    return False
+
+
+@contextlib.contextmanager
+def local_model_for(base_url: str, model: str, log_dir: Path) -> Iterator[str]:
+    """Start the embedded model on ``base_url``'s port if it is loopback and silent.
+
+    Yields a line saying which server is used.
+    """
+    parts = urlsplit(base_url)
+    if parts.hostname not in LOOPBACK_HOSTS or _answers(base_url):
+        yield f"using the configured server at {base_url}"
+        return
+    from modelgate.errors import NotConfigured
+    from modelgate.local_server import LocalModelServer, LocalServerSettings, find_embedded_model
+
+    try:
+        settings = LocalServerSettings(
+            model_path=find_embedded_model(),
+            model_alias=model,
+            port=parts.port or 80,
+            log_path=log_dir / "local-model-server.log",
+        )
+        server = LocalModelServer(settings).start()
+    except NotConfigured as exc:
+        raise DemoError(f"no model server at {base_url}: {exc.message}") from exc
+    try:
+        yield f"started the embedded model {model} at {server.base_url} (pid {server.pid})"
+    finally:
+        server.stop()
+
+
+Echo = Callable[[str], None]
+
+
+def run_demo(config_path: Path, bug_id: int, workdir: Path | None, echo: Echo) -> int:
+    """Import, build and interpret one real bug; print each step. Returns an exit code."""
+    from viano_bug_analysis.analysis.command import EXIT_CODES
+    from viano_bug_analysis.analysis.interpreter import CaseInterpreter
+    from viano_bug_analysis.case import CaseBuilder
+    from viano_bug_analysis.intake import import_file
+    from viano_bug_analysis.llm import GatewayConfig, LLMGateway
+    from viano_bug_analysis.packages import PackageStore
+
+    config = GatewayConfig.load(config_path)
+    source = real_data_dir() / DEFAULT_BUG_FILE
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    folder = workdir if workdir is not None else Path(".viano-local") / "demo" / stamp
+    folder.mkdir(parents=True, exist_ok=True)
+    raw = extract_bug(source, bug_id, folder / "input" / f"bug-{bug_id}.json")
+    echo(f"1. real report: Bugzilla bug {bug_id} from {source} -> {raw}")
+    imported = import_file("bugzilla", raw, folder / "package.zip")[0]
+    echo(f"2. imported: case {imported.case_id}, package {imported.package_id}")
+    store = PackageStore.init(folder / "store")
+    generation, _status = store.add(folder / "package.zip")
+    case_id, package_id = generation.case_id, generation.package_id
+    built = CaseBuilder(store).build(case_id, package_id)
+    counts = ", ".join(f"{k}={v}" for k, v in built.record_counts.items() if v)
+    echo(f"3. built: analysis revision {built.analysis_revision}; records {counts}")
+    provider = config.providers[0]
+    with local_model_for(provider.base_url, provider.model, folder) as where:
+        echo(f"4. model: {where}")
+        echo("   interpreting (a small CPU model can take a few minutes)...")
+        gateway = LLMGateway(config)
+
+        async def interpret() -> object:
+            try:
+                return await CaseInterpreter(store, gateway).interpret(case_id, package_id)
+            finally:
+                await gateway.aclose()
+
+        result = asyncio.run(interpret())
+    from viano_bug_analysis.analysis.interpreter import InterpretationResult
+
+    assert isinstance(result, InterpretationResult)
+    status = result.status.value
+    echo(f"5. outcome: {status} (package generation {result.package_generation})")
+    if status == "COMPLETED":
+        summary_ref = result.pointers.get("case_interpretation_summary")
+        if summary_ref:
+            with store.current(case_id, package_id).open() as reader:
+                echo("")
+                echo(reader.read(summary_ref).decode("utf-8"))
+    elif result.violations:
+        echo(
+            f"   the answer was rejected by validation ({len(result.violations)} problems; "
+            f"report {result.rejection_ref}); nothing was published:"
+        )
+        for violation in result.violations[:15]:
+            echo(f"   - {violation['rule']} at {violation['at'] or '/'}: {violation['message']}")
+    if result.error:
+        echo(f"   gateway: [{result.error.get('code')}] {result.error.get('message')}")
+    echo(f"\nstore: {folder / 'store'}  (viano show {folder / 'store'} {case_id} {package_id})")
+    if status == "ERROR" and result.violations:
+        return 0  # a rejected interpretation is a legitimate outcome of the demo
+    return EXIT_CODES[status]
+
+
+def demo_command(
+    config: Path = typer.Option(
+        Path("config/llm.local.toml"), "--config", help="Gateway configuration (TOML)."
+    ),
+    bug_id: int = typer.Option(DEFAULT_BUG_ID, "--bug-id", help="Bugzilla bug id in bugs.json."),
+    workdir: Path | None = typer.Option(None, "--workdir", help="Folder for this run."),
+) -> None:
+    """Import, build and interpret one real bug report with the configured (local) model."""
+    try:
+        code = run_demo(config, bug_id, workdir, typer.echo)
+    except VianoError as exc:
+        typer.echo(f"error {exc}", err=True)
+        raise typer.Exit(1) from exc
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo_command)
