@@ -285,3 +285,21 @@ async def test_litellm_sends_exactly_the_body_it_records(
     assert sent == provider.request_body(make_request())  # type: ignore[attr-defined]
     assert sent["max_tokens"] == 20 and sent["model"] == "m"
     assert answer.usage.source == "provider"
+
+
+def test_retry_after_parsing() -> None:
+    from datetime import UTC, datetime
+    from email.utils import format_datetime
+
+    from modelgate.providers._wire import parse_retry_after
+
+    now = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC).timestamp()
+    later = format_datetime(datetime(2026, 11, 29, 12, 0, 30, tzinfo=UTC), usegmt=True)
+    earlier = format_datetime(datetime(2026, 11, 29, 11, 0, 0, tzinfo=UTC), usegmt=True)
+    assert parse_retry_after("7") == 7.0
+    assert parse_retry_after(" 1.5 ") == 1.5
+    assert parse_retry_after(later, now=now) == 30.0
+    assert parse_retry_after(earlier, now=now) == 0.0
+    assert parse_retry_after("-3") == 0.0
+    for unreadable in (None, "", "soon", "nan", "inf"):
+        assert parse_retry_after(unreadable) is None
