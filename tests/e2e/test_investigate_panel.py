@@ -147,9 +147,7 @@ def test_live_check_then_refresh_shows_the_saved_result_without_a_call(
     assert server.get("/api/ledger")["requests"] == 1
 
 
-def test_wrong_passphrase_shows_unavailable_and_sends_nothing(
-    server: Server, page: Any
-) -> None:
+def test_wrong_passphrase_shows_unavailable_and_sends_nothing(server: Server, page: Any) -> None:
     incident = server.get("/api/incidents")["items"][0]["id"]
     reports = server.get(f"/api/incidents/{incident}/reports?limit=500")["items"]
     relay = next(r["id"] for r in reports if "Please share" in r["original_text"])
