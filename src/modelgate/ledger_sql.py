@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import sqlite3
 import time
 import uuid
@@ -38,6 +39,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from modelgate.errors import BudgetExhausted, LedgerBusy, LedgerUnavailable
 from modelgate.ledger import COUNTERS, LedgerSnapshot, Reservation, clamp_cap, in_process_turn
 from modelgate.types import Usage
+
+log = logging.getLogger(__name__)
 
 TABLE_NAME = "modelgate_ledger"
 _metadata = MetaData()
@@ -268,9 +271,13 @@ class SqlLedger:
             yield
         finally:
             _HELD.reset(context_token)
-            with self._transaction(wait_s=self.settle_wait_s) as conn:
-                conn.execute(
-                    update(ledger_table)
-                    .where(ledger_table.c.name == self.name, ledger_table.c.holder == token)
-                    .values(holder=None, held_until=None)
-                )
+            try:
+                with self._transaction(wait_s=self.settle_wait_s) as conn:
+                    conn.execute(
+                        update(ledger_table)
+                        .where(ledger_table.c.name == self.name, ledger_table.c.holder == token)
+                        .values(holder=None, held_until=None)
+                    )
+            except (LedgerUnavailable, BudgetExhausted) as error:
+                # never mask the block's own outcome; the lease expires by itself
+                log.warning("ledger %r: lease not released (%s)", self.name, error.code)
