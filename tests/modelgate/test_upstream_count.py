@@ -303,3 +303,12 @@ def test_retry_after_parsing() -> None:
     assert parse_retry_after("-3") == 0.0
     for unreadable in (None, "", "soon", "nan", "inf"):
         assert parse_retry_after(unreadable) is None
+
+
+def test_one_provider_works_across_event_loops(stub: StubChatServer) -> None:
+    """CLI code may call asyncio.run more than once with the same provider."""
+    stub.default = StubResponse.answer(GOOD_ANSWER)
+    gateway = Gateway([build_provider(ProviderConfig(name="p", base_url=stub.base_url, model="m"))])
+    for _ in range(2):
+        assert asyncio.run(gateway.attempt(make_request(), Label)).value.colour == "RED"
+    assert stub.count == 2

@@ -7,6 +7,7 @@ backstop one second after ``timeout_s``; the gateway's caller-side clock is the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, ClassVar
 
@@ -43,13 +44,25 @@ class OpenAICompatibleProvider:
         key = config.read_api_key()
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
-        self._client = httpx.AsyncClient(
-            headers=headers,
-            timeout=httpx.Timeout(config.timeout_s + 1.0),
-            follow_redirects=False,
-            transport=transport or httpx.AsyncHTTPTransport(retries=0),
-            trust_env=False,
-        )
+        self._headers = headers
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._transport = transport
+
+    def _client_for_this_loop(self) -> httpx.AsyncClient:
+        """One client per event loop: an httpx pool is bound to the loop it first ran in,
+        and CLI code may call ``asyncio.run`` more than once with one provider."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = httpx.AsyncClient(
+                headers=self._headers,
+                timeout=httpx.Timeout(self.config.timeout_s + 1.0),
+                follow_redirects=False,
+                transport=self._transport or httpx.AsyncHTTPTransport(retries=0),
+                trust_env=False,
+            )
+            self._client_loop = loop
+        return self._client
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleProvider(name={self.name!r}, model={self.model!r})"
@@ -77,7 +90,8 @@ class OpenAICompatibleProvider:
 
     async def _send(self, body: dict[str, Any], recorded_body: dict[str, Any]) -> ProviderResponse:
         try:
-            response = await self._client.post(self.url, content=json.dumps(body).encode())
+            client = self._client_for_this_loop()
+            response = await client.post(self.url, content=json.dumps(body).encode())
         except httpx.TimeoutException:
             raise AttemptTimeout(
                 f"{self.name}: httpx timeout after {self.timeout_s + 1.0} s",
@@ -113,4 +127,6 @@ class OpenAICompatibleProvider:
         )
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.aclose()
