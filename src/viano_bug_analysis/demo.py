@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -180,5 +181,47 @@ def demo_command(
     raise typer.Exit(code)
 
 
+def eval_command(
+    cases: Path = typer.Argument(..., help="Case folder with cases.jsonl (docs/evaluation.md)."),
+    config: Path = typer.Option(
+        Path("config/llm.local.toml"), "--config", help="Gateway configuration (TOML)."
+    ),
+    out: Path | None = typer.Option(None, "--out", help="Also write the figures as JSON here."),
+) -> None:
+    """Interpret a labelled set of bug reports with the configured model and count."""
+    from viano_bug_analysis.evaluation import (
+        VianoOutcome,
+        load_cases,
+        render_text,
+        run_evaluation,
+        write_json,
+    )
+    from viano_bug_analysis.llm import GatewayConfig
+
+    def show(o: VianoOutcome) -> None:
+        typer.echo(
+            f"  {o.id}: {o.status}, label {'GAP' if o.expected_gap else 'NO_GAP'}, "
+            f"answer {o.label}, {sum(o.violations.values())} violations, {o.latency_s:.1f} s"
+        )
+
+    try:
+        loaded = load_cases(cases)
+        gateway_config = GatewayConfig.load(config)
+        provider = gateway_config.providers[0]
+        with tempfile.TemporaryDirectory(prefix="viano-eval-log-") as logs:
+            with local_model_for(provider.base_url, provider.model, Path(logs)) as where:
+                typer.echo(f"Evaluating {len(loaded)} cases; {where}")
+                report = run_evaluation(loaded, gateway_config, progress=show)
+    except VianoError as exc:
+        typer.echo(f"error {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo("")
+    typer.echo(render_text(report))
+    if out is not None:
+        write_json(report, out)
+        typer.echo(f"\nwrote {out}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("demo")(demo_command)
+    app.command("eval")(eval_command)

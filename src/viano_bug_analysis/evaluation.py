@@ -1,0 +1,282 @@
+"""``viano eval``: run labelled bug reports through the real import, build and interpretation.
+
+A case set is a folder with ``cases.jsonl`` (one JSON object per line) and the report
+files it names (see docs/evaluation.md)::
+
+    {"id": "...", "file": "export-twice.md", "format": "markdown", "behavior_gap": true}
+
+``behavior_gap`` is the label: true when the report states both what should happen and
+what happens instead, so a behaviour gap can be justified from its sources; false when it
+does not, so a stated gap would be invented. Each case is imported into a throw-away
+store, built with CaseBuilder and interpreted by CaseInterpreter with the configured
+gateway, exactly as ``viano interpret`` does. This module decides nothing; it reads the
+outcome, the recorded round and the published (or rejected) interpretation, and counts.
+
+Figures: outcomes (COMPLETED / ERROR / other), the share of answers that passed the
+gateway's schema check, the share accepted by the reference validation, a confusion
+matrix of the label against whether the schema-valid answer stated a gap, rule
+violations by rule, *misleading* outcomes (a no-gap case published COMPLETED with a gap),
+latency and tokens per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from viano_bug_analysis.errors import VianoError
+
+CASES_FILE = "cases.jsonl"
+GAP, NO_GAP, INVALID = "GAP", "NO_GAP", "INVALID"
+
+
+class EvalCaseError(VianoError):
+    """The case set is missing, or a line of it is not a usable case."""
+
+    code = "eval.case_invalid"
+
+
+@dataclass(frozen=True, slots=True)
+class VianoCase:
+    id: str
+    file: Path
+    format: str
+    behavior_gap: bool
+
+
+def load_cases(folder: Path) -> list[VianoCase]:
+    """The cases of ``folder/cases.jsonl``; every named file must exist in ``folder``."""
+    from viano_bug_analysis.intake import IMPORT_FORMATS
+
+    path = folder / CASES_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise EvalCaseError(f"cannot read {path}: {exc.strerror}") from None
+    cases: list[VianoCase] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{path.name}:{number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EvalCaseError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(data, dict) or set(data) - {"id", "file", "format", "behavior_gap"}:
+            raise EvalCaseError(f"{where}: a case has exactly id, file, format, behavior_gap")
+        if not isinstance(data.get("behavior_gap"), bool):
+            raise EvalCaseError(f"{where}: behavior_gap must be true or false")
+        if data.get("format") not in IMPORT_FORMATS:
+            raise EvalCaseError(f"{where}: format must be one of {sorted(IMPORT_FORMATS)}")
+        file = folder / str(data.get("file", ""))
+        if not file.is_file() or file.resolve().parent != folder.resolve():
+            raise EvalCaseError(f"{where}: {file} is not a file in {folder}")
+        cases.append(
+            VianoCase(str(data.get("id") or where), file, data["format"], data["behavior_gap"])
+        )
+    if not cases:
+        raise EvalCaseError(f"{path}: no cases")
+    return cases
+
+
+@dataclass(frozen=True, slots=True)
+class VianoOutcome:
+    id: str
+    expected_gap: bool
+    status: str
+    schema_valid: bool  # the answer passed the gateway's schema check
+    stated_gap: bool | None  # None when no schema-valid answer came back
+    violations: dict[str, int]
+    error_code: str | None
+    latency_s: float
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def label(self) -> str:
+        if self.stated_gap is None:
+            return INVALID
+        return GAP if self.stated_gap else NO_GAP
+
+    @property
+    def misleading(self) -> bool:
+        """A report with no stated expectation, published with a behaviour gap."""
+        return not self.expected_gap and self.status == "COMPLETED" and bool(self.stated_gap)
+
+
+@dataclass(frozen=True, slots=True)
+class VianoEvalReport:
+    model: str
+    started_at: str
+    outcomes: tuple[VianoOutcome, ...]
+
+    def summary(self) -> dict[str, Any]:
+        outcomes = self.outcomes
+        total = len(outcomes)
+        confusion = {row: dict.fromkeys((GAP, NO_GAP, INVALID), 0) for row in (GAP, NO_GAP)}
+        for o in outcomes:
+            confusion[GAP if o.expected_gap else NO_GAP][o.label] += 1
+        violations: Counter[str] = Counter()
+        for o in outcomes:
+            violations.update(o.violations)
+        answered = [o for o in outcomes if o.schema_valid]
+        return {
+            "cases": total,
+            "outcomes": dict(sorted(Counter(o.status for o in outcomes).items())),
+            "schema_valid_share": _share(len(answered), total),
+            "accepted_share": _share(sum(o.status == "COMPLETED" for o in outcomes), total),
+            "gap_label_accuracy": _share(
+                sum(o.label == (GAP if o.expected_gap else NO_GAP) for o in outcomes), total
+            ),
+            "confusion": confusion,
+            "misleading_completed": sum(o.misleading for o in outcomes),
+            "violations_by_rule": dict(violations.most_common()),
+            "latency_s_per_call_mean": _share_float(sum(o.latency_s for o in outcomes), total),
+            "tokens": {
+                "prompt": sum(o.prompt_tokens for o in outcomes),
+                "completion": sum(o.completion_tokens for o in outcomes),
+            },
+        }
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "started_at": self.started_at,
+            "summary": self.summary(),
+            "cases": [asdict(o) for o in self.outcomes],
+        }
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _share_float(part: float, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+GatewayFactory = Callable[[Any], Any]
+
+
+def _default_gateway(config: Any) -> Any:
+    from viano_bug_analysis.llm import LLMGateway
+
+    return LLMGateway(config)
+
+
+async def _run_case(
+    case: VianoCase, folder: Path, config: Any, gateway_factory: GatewayFactory
+) -> VianoOutcome:
+    from viano_bug_analysis.analysis.interpreter import CaseInterpreter
+    from viano_bug_analysis.case import CaseBuilder
+    from viano_bug_analysis.intake import import_file
+    from viano_bug_analysis.packages import PackageStore
+
+    (imported,) = import_file(case.format, case.file, folder / f"{case.id}.zip", case_id=case.id)
+    store = PackageStore.init(folder / f"{case.id}-store")
+    store.add(imported.path)
+    CaseBuilder(store).build(case.id, imported.package_id)
+    gateway = gateway_factory(config)
+    started = time.perf_counter()
+    try:
+        result = await CaseInterpreter(store, gateway).interpret(case.id, imported.package_id)
+    finally:
+        await gateway.aclose()
+    elapsed = time.perf_counter() - started
+    outcome: dict[str, Any] = {}
+    if result.round_ref is not None:
+        with store.current(case.id, imported.package_id).open() as reader:
+            outcome = json.loads(reader.read(result.round_ref)).get("outcome") or {}
+    output = outcome.get("output")
+    usage = outcome.get("usage") or {}
+    error = result.error or outcome.get("error")
+    return VianoOutcome(
+        id=case.id,
+        expected_gap=case.behavior_gap,
+        status=result.status.value,
+        schema_valid=isinstance(output, dict),
+        stated_gap=(output.get("behavior_gap") is not None) if isinstance(output, dict) else None,
+        violations=dict(Counter(v["rule"] for v in result.violations)),
+        error_code=error.get("code") if isinstance(error, dict) else None,
+        latency_s=round(float(outcome.get("latency_s") or elapsed), 3),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+    )
+
+
+def run_evaluation(
+    cases: Sequence[VianoCase],
+    config: Any,
+    *,
+    progress: Callable[[VianoOutcome], None] | None = None,
+    gateway_factory: GatewayFactory = _default_gateway,
+) -> VianoEvalReport:
+    """Interpret every case in a throw-away folder, one after the other.
+
+    ``gateway_factory`` builds the ``LLMGateway`` for each case (tests pass one whose
+    provider is scripted; it takes the same gateway path)."""
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    outcomes: list[VianoOutcome] = []
+    with tempfile.TemporaryDirectory(prefix="viano-eval-") as scratch:
+        for case in cases:
+            outcome = asyncio.run(_run_case(case, Path(scratch), config, gateway_factory))
+            outcomes.append(outcome)
+            if progress is not None:
+                progress(outcome)
+    return VianoEvalReport(
+        model=config.providers[0].model, started_at=started, outcomes=tuple(outcomes)
+    )
+
+
+def render_text(report: VianoEvalReport) -> str:
+    s = report.summary()
+    columns = (GAP, NO_GAP, INVALID)
+    lines = [
+        f"model {report.model}; cases {s['cases']}; outcomes {s['outcomes']}",
+        "",
+        "behaviour gap (rows: label, columns: the schema-valid answer)",
+        "label".ljust(10) + "".join(c.rjust(10) for c in columns),
+    ]
+    for row, counts in s["confusion"].items():
+        lines.append(row.ljust(10) + "".join(str(counts[c]).rjust(10) for c in columns))
+    lines += [
+        "",
+        f"schema-valid answers  {_pct(s['schema_valid_share'])}",
+        f"accepted (COMPLETED)  {_pct(s['accepted_share'])}",
+        f"gap label accuracy    {_pct(s['gap_label_accuracy'])}",
+        f"misleading COMPLETED  {s['misleading_completed']} (no stated expectation, gap published)",
+        f"violations by rule    {s['violations_by_rule']}",
+        f"latency per call      {s['latency_s_per_call_mean']} s",
+        f"tokens                prompt {s['tokens']['prompt']}, "
+        f"completion {s['tokens']['completion']}",
+    ]
+    return "\n".join(lines)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def write_json(report: VianoEvalReport, path: Path) -> None:
+    """Atomically: temp file in the same folder, fsync, rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(report.as_json(), indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,122 @@
+"""``viano eval``: case loading, and the counting over the real import/build/interpret path.
+
+The model is a provider that reads the context it is sent (like a real one) and answers
+per case; it goes through LLMGateway, the interpreter and its validation unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from interp_support import answer_for, config
+
+from modelgate.types import ModelRequest, ProviderResponse, Usage
+from viano_bug_analysis.analysis.catalogue import Catalogue
+from viano_bug_analysis.evaluation import (
+    GAP,
+    INVALID,
+    NO_GAP,
+    EvalCaseError,
+    load_cases,
+    render_text,
+    run_evaluation,
+    write_json,
+)
+from viano_bug_analysis.llm import GatewayConfig, LLMGateway
+
+DEV_SET = Path(__file__).resolve().parents[3] / "eval" / "viano_dev"
+
+
+class ContextReadingProvider:
+    """Answers from the context in the request: valid, with an invented gap, or not JSON."""
+
+    name = "scripted"
+    model = "scripted-model"
+    timeout_s = 5.0
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, request: ModelRequest) -> ProviderResponse:
+        self.calls += 1
+        user = request.messages[-1].content
+        context = json.loads(user[user.index("{") :])
+        catalogue = Catalogue(context["catalogue"])
+        answer: Any = answer_for(catalogue)
+        case_id = context["case_id"]
+        if case_id == "slow-startup-no-expectation":  # no E record: an invented gap
+            answer["behavior_gap"] = {
+                "text": "It should start at once.",
+                "source_ids": answer["observed_behavior"][0]["source_ids"],
+            }
+        text = "this is not JSON" if case_id == "injection-in-report" else json.dumps(answer)
+        return ProviderResponse(
+            text=text,
+            model=self.model,
+            usage=Usage(prompt_tokens=100, completion_tokens=40, source="provider"),
+        )
+
+
+def test_shipped_dev_set_loads() -> None:
+    cases = load_cases(DEV_SET)
+    assert [c.behavior_gap for c in cases] == [True, False, True]
+    assert any("injection" in c.id for c in cases)
+
+
+def test_bad_case_lines_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n", encoding="utf-8")
+    (tmp_path / "cases.jsonl").write_text(
+        '{"id": "a", "file": "a.md", "format": "markdown", "behavior_gap": "yes"}\n'
+    )
+    with pytest.raises(EvalCaseError, match=r"cases\.jsonl:1: behavior_gap"):
+        load_cases(tmp_path)
+    (tmp_path / "cases.jsonl").write_text(
+        '{"id": "a", "file": "../a.md", "format": "markdown", "behavior_gap": true}\n'
+    )
+    with pytest.raises(EvalCaseError, match="is not a file in"):
+        load_cases(tmp_path)
+
+
+def test_figures_follow_what_the_model_answered(tmp_path: Path) -> None:
+    provider = ContextReadingProvider()
+    gateway_config: GatewayConfig = config(max_attempts=1)
+    seen: list[str] = []
+    report = run_evaluation(
+        load_cases(DEV_SET),
+        gateway_config,
+        progress=lambda o: seen.append(o.id),
+        gateway_factory=lambda c: LLMGateway(c, providers=[provider]),
+    )
+    assert provider.calls == 3
+    by_id = {o.id: o for o in report.outcomes}
+    accepted = by_id["export-twice"]
+    assert (accepted.status, accepted.label, accepted.schema_valid) == ("COMPLETED", GAP, True)
+    invented = by_id["slow-startup-no-expectation"]
+    assert invented.status == "ERROR" and invented.label == GAP and invented.violations
+    assert not invented.misleading  # validation kept the invented gap from being published
+    broken = by_id["injection-in-report"]
+    assert (broken.status, broken.label, broken.error_code) == (
+        "ERROR",
+        INVALID,
+        "malformed_answer",
+    )
+
+    summary = report.summary()
+    assert summary["outcomes"] == {"COMPLETED": 1, "ERROR": 2}
+    assert summary["schema_valid_share"] == round(2 / 3, 4)
+    assert summary["accepted_share"] == round(1 / 3, 4)
+    assert summary["gap_label_accuracy"] == round(1 / 3, 4)
+    assert summary["confusion"] == {
+        GAP: {GAP: 1, NO_GAP: 0, INVALID: 1},
+        NO_GAP: {GAP: 1, NO_GAP: 0, INVALID: 0},
+    }
+    assert summary["misleading_completed"] == 0
+    assert summary["tokens"] == {"prompt": 200, "completion": 80}  # schema-valid answers
+    assert "misleading COMPLETED  0" in render_text(report)
+    out = tmp_path / "viano-eval.json"
+    write_json(report, out)
+    assert json.loads(out.read_text(encoding="utf-8"))["summary"] == json.loads(json.dumps(summary))
+    assert seen == ["export-twice", "slow-startup-no-expectation", "injection-in-report"]
