@@ -1,0 +1,91 @@
+"""`viano demo`: the whole path on a real bug report, with a provider reading the context.
+
+The model is replaced by a provider that writes a valid answer for the context it is
+sent (through LLMGateway, the interpreter and its validation, unchanged); the local
+model server is not started because the configured URL is not loopback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from interp_support import answer_for
+
+from modelgate.types import ModelRequest, ProviderResponse, Usage
+from viano_bug_analysis import demo
+from viano_bug_analysis.analysis.catalogue import Catalogue
+from viano_bug_analysis.demo import DemoError, extract_bug, local_model_for, run_demo
+from viano_bug_analysis.llm import LLMGateway
+
+pytestmark = pytest.mark.realdata
+
+CONFIG = """
+[[providers]]
+name = "remote"
+adapter = "openai"
+base_url = "http://192.0.2.1:9/v1"
+model = "context-reader"
+timeout_s = 5
+structured_output = "json_schema"
+
+[retry]
+max_attempts = 1
+"""
+
+
+class ContextReader:
+    name = "remote"
+    model = "context-reader"
+    timeout_s = 5.0
+
+    async def complete(self, request: ModelRequest) -> ProviderResponse:
+        user = request.messages[-1].content
+        context = json.loads(user[user.index("{") :])
+        answer = answer_for(Catalogue(context["catalogue"]))
+        return ProviderResponse(
+            text=json.dumps(answer),
+            model=self.model,
+            usage=Usage(prompt_tokens=10, completion_tokens=5, source="provider"),
+        )
+
+
+def test_demo_runs_a_real_bug_end_to_end(
+    real_data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REAL_DATA_DIR", str(real_data_dir))
+    config = tmp_path / "llm.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    real_gateway = LLMGateway
+
+    def scripted(cfg: object, **kwargs: object) -> LLMGateway:
+        return real_gateway(cfg, providers=[ContextReader()])  # type: ignore[arg-type]
+
+    monkeypatch.setattr("viano_bug_analysis.llm.LLMGateway", scripted)
+    lines: list[str] = []
+    code = run_demo(config, demo.DEFAULT_BUG_ID, tmp_path / "run", lines.append)
+    text = "\n".join(lines)
+    assert code == 0, text
+    assert "outcome: COMPLETED" in text
+    assert "using the configured server at http://192.0.2.1:9/v1" in text
+    raw = tmp_path / "run" / "input" / f"bug-{demo.DEFAULT_BUG_ID}.json"
+    source = real_data_dir / demo.DEFAULT_BUG_FILE
+    assert raw.read_bytes().strip() in source.read_bytes()  # copied byte for byte
+    assert (tmp_path / "run" / "store").is_dir()
+
+
+def test_unknown_bug_and_missing_data_are_clear_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_data_dir: Path
+) -> None:
+    with pytest.raises(DemoError, match="bug 1 is not in"):
+        extract_bug(real_data_dir / demo.DEFAULT_BUG_FILE, 1, tmp_path / "x.json")
+    assert not (tmp_path / "x.json").exists()
+    monkeypatch.setenv("REAL_DATA_DIR", str(tmp_path / "absent"))
+    with pytest.raises(DemoError, match="REAL_DATA_DIR"):
+        demo.real_data_dir()
+
+
+def test_a_remote_url_is_used_as_it_is(tmp_path: Path) -> None:
+    with local_model_for("https://models.example.invalid/v1", "m", tmp_path) as where:
+        assert where == "using the configured server at https://models.example.invalid/v1"
