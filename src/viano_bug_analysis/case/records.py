@@ -69,6 +69,8 @@ class RecordSet:
         self._empty_expected: list[dict[str, Any]] = []
         self.completeness = "missing"
         self.records: list[dict[str, Any]] = []
+        self._max_records = limits.max_records
+        self._max_text_bytes = limits.max_record_text_bytes
 
     # -- allocation -----------------------------------------------------------------------
 
@@ -76,20 +78,25 @@ class RecordSet:
         self, prefix: str, source: Source | None, text: str | None = None, **fields: Any
     ) -> dict[str, Any]:
         self._count += 1
-        self.limits.check("max_records", self._count)
-        rid = f"{prefix}{len(self._by_kind[prefix]) + 1:04d}"
-        record: dict[str, Any] = {"id": rid, "kind": KINDS[prefix]}
-        record["provenance"] = (
-            source.to_json()
-            if source is not None
-            else _system_provenance(fields.pop("origin", "original"))
-        )
+        if self._count > self._max_records:
+            self.limits.check("max_records", self._count)
+        same_kind = self._by_kind[prefix]
+        record: dict[str, Any] = {
+            "id": f"{prefix}{len(same_kind) + 1:04d}",
+            "kind": KINDS[prefix],
+            "provenance": (
+                source.to_json()
+                if source is not None
+                else _system_provenance(fields.pop("origin", "original"))
+            ),
+        }
         if text is not None:
-            if len(text) * 4 > self.limits.max_record_text_bytes:  # UTF-8: <= 4 bytes/char
+            if len(text) * 4 > self._max_text_bytes:  # UTF-8: <= 4 bytes/char
                 self.limits.check("max_record_text_bytes", len(text.encode("utf-8")))
             record["text"] = text
-        record.update(fields)
-        self._by_kind[prefix].append(record)
+        if fields:
+            record.update(fields)
+        same_kind.append(record)
         return record
 
     def _unread_text(self, text: str, source: Source) -> tuple[str, list[str]]:
@@ -187,8 +194,8 @@ class RecordSet:
         for rec in [*titles, *observations]:
             if rec["provenance"]["role"] != "reporter" or not h.may_hold_expectation(rec["text"]):
                 continue
-            for sentence, start, end in h.sentences(rec["text"]):
-                if "[unread X" in sentence or not h.is_expectation(sentence):
+            for sentence, start, end in h.sentences(rec["text"], h.is_expectation):
+                if "[unread X" in sentence:
                     continue
                 src = rec["provenance"]
                 prov = dict(src)
@@ -206,8 +213,8 @@ class RecordSet:
     def _hypotheses_in(self, rec: dict[str, Any]) -> None:
         if not h.may_hold_hypothesis(rec["text"]):
             return
-        for sentence, start, end in h.sentences(rec["text"]):
-            if "[unread X" in sentence or not h.is_hypothesis(sentence):
+        for sentence, start, end in h.sentences(rec["text"], h.is_hypothesis):
+            if "[unread X" in sentence:
                 continue
             prov = dict(rec["provenance"])
             prov["origin"] = "tester"

@@ -1,24 +1,75 @@
 """Canonical JSON serialisation and hashing used by packages, cases and checkpoints.
 
-Canonical form: ``json.dumps(obj, sort_keys=True, separators=(",", ":"),
-ensure_ascii=False, allow_nan=False)`` encoded as UTF-8. Keys are sorted by code point,
-there is no insignificant whitespace, and floats are refused where a value must be
-exact (callers keep numbers integral). The SHA-256 of these bytes is the hash of a
-document (``case_sha256`` for the canonical case).
+Canonical form (the rule; docs/package-format.md describes it): the bytes of
+``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+allow_nan=False)`` encoded as UTF-8. Keys are sorted by code point, there is no
+insignificant whitespace, non-ASCII characters (U+2028 and U+2029 included) are written
+as UTF-8, control characters as ``\\uXXXX`` (``\\b \\f \\n \\r \\t`` short), NaN and
+infinities are refused. The SHA-256 of these bytes is the hash of a document
+(``case_sha256`` for the canonical case).
+
+Speed without a second rule: documents made only of ``dict`` (string keys), ``list``,
+``tuple``, ``str``, ``int`` (64-bit), ``bool`` and ``None`` are written by orjson, which
+produces exactly these bytes for those types (sorted keys compare as UTF-8 bytes, which
+is code-point order). Anything else (floats, whose text orjson writes differently,
+subclasses, big integers, unsupported types, lone surrogates, cycles) takes the
+``json.dumps`` path, which is the reference and raises the reference errors. The type
+check walks the object graph in C (``gc.get_referents``) after orjson has succeeded, so
+it only ever sees a finite, acyclic tree of plain containers.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from typing import Any
 
+import orjson
 
-def canonical_json(obj: Any) -> bytes:
-    """Deterministic UTF-8 bytes of ``obj`` (sorted keys, compact separators)."""
+_PLAIN_TYPES = frozenset({dict, list, tuple, str, int, bool, type(None)})
+_ORJSON_OPTIONS = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
+def _refuse(obj: Any) -> Any:
+    raise TypeError  # orjson then raises JSONEncodeError and the reference path runs
+
+
+def _only_plain_types(obj: Any) -> bool:
+    """True if every object reachable from ``obj`` has a type in ``_PLAIN_TYPES``.
+
+    Breadth-first over ``gc.get_referents`` (containers report their items; dict keys of
+    exact ``str`` are not reported, which is fine: they are plain)."""
+    if type(obj) not in _PLAIN_TYPES:
+        return False
+    level: list[Any] = [obj]
+    while level:
+        level = gc.get_referents(*level)
+        if not _PLAIN_TYPES.issuperset(map(type, level)):
+            return False
+    return True
+
+
+def _reference_json(obj: Any) -> bytes:
     return json.dumps(
         obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode("utf-8")
+
+
+def canonical_json(obj: Any) -> bytes:
+    """Deterministic UTF-8 bytes of ``obj`` (sorted keys, compact separators)."""
+    try:
+        data = orjson.dumps(obj, default=_refuse, option=_ORJSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        return _reference_json(obj)
+    if not _only_plain_types(obj):
+        return _reference_json(obj)
+    return data
 
 
 def sha256_hex(data: bytes) -> str:

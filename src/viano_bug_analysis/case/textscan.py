@@ -1,0 +1,51 @@
+"""LiteralScan: "does any of these literal strings occur in this text?", fast.
+
+CaseBuilder's heuristics first ask cheap questions of every record text ("could this hold
+a hypothesis, an entity, an expectation?"). Asked with ``any(lit in text for lit in
+literals)`` that is one pass over the text per literal, which dominates a build of many
+records. ``LiteralScan`` answers the same question in one pass with a compiled
+alternation of the escaped literals run by the Rust ``regex`` engine that pydantic-core
+ships (``regex_engine="rust-regex"``; its literal search is linear and SIMD-accelerated).
+pydantic is already a dependency; see docs/decisions/0025-case-build-speed.md.
+
+The answer is exactly ``any(lit in text for lit in literals)``: the pattern holds only
+literals (every character written as ``\\x{HEX}`` unless it is an ASCII letter or digit),
+and a text the engine cannot take (a string holding lone surrogates is not valid UTF-8)
+is scanned in Python instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic_core import SchemaValidator, core_schema
+
+
+def _literal_pattern(literal: str) -> str:
+    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):X}}}" for c in literal)
+
+
+def _validator(pattern: str) -> SchemaValidator:
+    return SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine="rust-regex"))
+
+
+_TAKES_TEXT = _validator("")  # matches every string the engine can read
+
+
+class LiteralScan:
+    def __init__(self, literals: Iterable[str]) -> None:
+        self.literals = tuple(literals)
+        if not self.literals or not all(self.literals):
+            raise ValueError("LiteralScan needs non-empty literals")
+        self._validator: SchemaValidator | None = None
+        if all(_TAKES_TEXT.isinstance_python(x) for x in self.literals):  # no lone surrogates
+            self._validator = _validator("|".join(_literal_pattern(x) for x in self.literals))
+
+    def any_in(self, text: str) -> bool:
+        """``any(lit in text for lit in self.literals)``."""
+        if self._validator is not None:
+            if self._validator.isinstance_python(text):
+                return True
+            if text.isascii() or _TAKES_TEXT.isinstance_python(text):
+                return False
+        return any(lit in text for lit in self.literals)

@@ -1,0 +1,260 @@
+"""The fast paths of the case build give exactly what the plain rules give.
+
+Each speed-up (orjson for canonical JSON, the str.find fence reader, the one-pass literal
+scan, the cheap pre-checks) is compared here, on generated input, with the rule written
+the slow and obvious way.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from viano_bug_analysis.case import heuristics as h
+from viano_bug_analysis.case.textscan import LiteralScan
+from viano_bug_analysis.packages.canonical import canonical_json
+
+# -- canonical JSON ------------------------------------------------------------------------
+
+
+def reference_canonical_json(obj: Any) -> bytes:
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def _outcome(fn: Any, obj: Any) -> tuple[str, Any]:
+    try:
+        return "ok", fn(obj)
+    except (ValueError, TypeError) as exc:  # UnicodeEncodeError is a ValueError
+        return "error", type(exc).__name__
+
+
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(codec="utf-8"),
+        st.sampled_from(["\u2028", "\u2029", "\x7f", "\x00", "\x1f", '"', "\\", "/", "\ud800"]),
+    ),
+    max_size=12,
+)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([1e16, 1e-7, 5e-324, -0.0, 1e22, 0.1]),
+    TEXT,
+)
+JSONISH = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(TEXT, inner, max_size=4),
+        st.dictionaries(st.integers(0, 3), inner, max_size=2),
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSONISH)
+def test_canonical_json_equals_the_reference_rule(obj: Any) -> None:
+    assert _outcome(canonical_json, obj) == _outcome(reference_canonical_json, obj)
+
+
+def test_canonical_json_known_differences_of_orjson_take_the_reference_path() -> None:
+    # orjson alone would write 1e-07 as 1e-7 and NaN as null
+    assert canonical_json({"x": 1e-7}) == b'{"x":1e-07}'
+    assert canonical_json([1e16]) == b"[1e+16]"
+    for bad in (float("nan"), math.inf):
+        assert _outcome(canonical_json, [bad]) == ("error", "ValueError")
+    assert canonical_json({"b": "\u2028", "a": "é"}) == '{"a":"é","b":"\u2028"}'.encode()
+
+    class Name(str):
+        pass
+
+    assert canonical_json([Name("x")]) == b'["x"]'
+
+
+# -- fenced blocks -------------------------------------------------------------------------
+
+FENCED = re.compile(h.FENCED_PATTERN, re.S)
+FENCE_TEXT = st.lists(
+    st.sampled_from(["```", "~~~", "````", "`", "~", " ", "\t", "\r", "\n", "a", "py", "x y"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(FENCE_TEXT)
+def test_fenced_blocks_equal_the_pattern(text: str) -> None:
+    expected = [(m.start(), m.end(), m.start("body"), m.end("body")) for m in FENCED.finditer(text)]
+    assert h.fenced_blocks(text) == expected
+
+
+# -- literal scan --------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(min_size=1, max_size=4), min_size=1, max_size=6),
+    st.text(max_size=40),
+)
+def test_literal_scan_equals_any_in(literals: list[str], text: str) -> None:
+    scan = LiteralScan(literals)
+    assert scan.any_in(text) == any(lit in text for lit in literals)
+    for lit in literals:
+        assert scan.any_in(text + lit)
+
+
+def test_literal_scan_reads_special_characters_and_surrogates() -> None:
+    scan = LiteralScan(["a.b", "(x|y)", "\\", "é", "\ud800", " \t\n"])
+    assert not scan.any_in("axb x|y")
+    assert scan.any_in("1 a.b 2") and scan.any_in("(x|y)") and scan.any_in("\\")
+    assert scan.any_in("café") and scan.any_in("z\ud800z") and scan.any_in("- \t\n-")
+    assert LiteralScan(["think"]).any_in("I think \ud800")  # not UTF-8: scanned in Python
+    assert not LiteralScan(["think"]).any_in("no \ud800")
+
+
+# -- heuristics pre-checks -----------------------------------------------------------------
+
+WORD_LIST = (
+    "I think",
+    "maybe",
+    "MAYBE",
+    "ſuspect",
+    "the cause",
+    "because of",
+    "should",
+    "Expected",
+    "supposed to",
+    "İ",
+    "é",
+    "GET /api/x",
+    "https://ex.com/a.js",
+    "node 18.2.0",
+    "react@17.0.2",
+    "v1.2.3",
+    "src/app.tsx",
+    "x.scss",
+    "a.c",
+    "HTTP 500",
+    "ECONNRESET",
+    "TypeError",
+    "٣.٤",
+    "at foo (bar.js:1:2)",
+    'File "x.py", line 3',
+    "Caused by: x",
+    "npm ERR! x",
+    "#1 0xdeadbeef f",
+    "ERROR worker timeout",
+    "```",
+    "~~~",
+    "\n",
+    "\r\n",
+    ".",
+    "!",
+    " ",
+    "word",
+    "[unread X0001: log]",
+)
+WORDS = st.sampled_from(WORD_LIST)
+PROSE = st.lists(WORDS, max_size=12).map(" ".join)
+EXTENSIONS = (
+    "js jsx ts tsx mjs cjs json py rb go rs java kt c cc cpp h hpp cs css scss less html htm "
+    "vue svelte yml yaml toml lock sh xml gradle php swift sql ini cfg conf log"
+).split()
+
+
+def test_entity_precheck_flags_each_kind_alone() -> None:
+    words = [f"name.{ext}" for ext in EXTENSIONS] + [w for w in WORD_LIST if h._extract_entities(w)]
+    for word in words:
+        text = f"see {word} now"
+        assert h._extract_entities(text), text
+        assert h.may_hold_entities(text), text
+
+
+@settings(max_examples=400, deadline=None)
+@given(PROSE)
+def test_entity_precheck_never_hides_an_entity(text: str) -> None:
+    found = h._extract_entities(text)
+    if found:
+        assert h.may_hold_entities(text)
+    assert h.extract_entities(text) == found
+
+
+@settings(max_examples=400, deadline=None)
+@given(PROSE)
+def test_sentence_checks_equal_the_patterns(text: str) -> None:
+    for sentence, _, _ in h.sentences(text):
+        assert h.is_hypothesis(sentence) == bool(h._HYPOTHESIS.search(sentence))
+        assert h.is_expectation(sentence) == bool(h._EXPECTATION.search(sentence))
+    assert h.sentences(text, h.is_hypothesis) == [
+        s for s in h.sentences(text) if h.is_hypothesis(s[0])
+    ]
+    low = text.lower()
+    assert h.may_hold_hypothesis(text) == any(x in low for x in FIRST_HYPOTHESIS_HINTS)
+
+
+FIRST_HYPOTHESIS_HINTS = (
+    *("think", "believe", "suspect", "guess", "theory", "maybe", "perhaps", "probably"),
+    *("possibly", "might be", "may be", "could be", "seem", "looks like", "likely"),
+    *("caused by", "cause", "because of"),
+)
+
+
+def reference_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[h.Block]:
+    """find_unread_blocks as first written: the fence pattern, the trace hints first."""
+    blocks: list[h.Block] = []
+    covered: list[tuple[int, int]] = []
+    for m in FENCED.finditer(text) if ("```" in text or "~~~" in text) else ():
+        body = m.group("body")
+        covered.append((m.start(), m.end()))
+        n_lines = body.count("\n") + 1
+        long_enough = len(body.encode("utf-8")) >= min_bytes or n_lines >= min_lines
+        kind = h._classify(body) if long_enough or n_lines >= h.TRACE_MIN_LINES else "code"
+        if long_enough or (kind == "stack_trace" and n_lines >= h.TRACE_MIN_LINES):
+            blocks.append(h.Block(m.start(), m.end(), kind, n_lines))
+    if "\n" not in text or not (
+        any(hint in text for hint in h._TRACE_HINTS) or h._TRACE_FILE_HINT.search(text)
+    ):
+        return sorted(blocks, key=lambda b: b.start)
+    pos = 0
+    segments = []
+    for a, b in covered:
+        segments.append((pos, a))
+        pos = b
+    segments.append((pos, len(text)))
+    for seg_start, seg_end in segments:
+        h._trace_runs(text, seg_start, seg_end, min_bytes, min_lines, blocks)
+    return sorted(blocks, key=lambda b: b.start)
+
+
+LINES = st.sampled_from(
+    [
+        "```\n",
+        "~~~\n",
+        "```",
+        "  at foo (bar.js:1:2)\n",
+        "at\u00a0x\n",
+        'File "x.py", line 3, in f\n',
+        "TypeError: bad\n",
+        "ERROR worker 12 timeout\n",
+        "plain words here\n",
+        "\n",
+        "\r\n",
+        "x" * 50 + "\n",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(LINES, max_size=40).map("".join), st.sampled_from([(40, 3), (1024, 25), (8, 2)]))
+def test_unread_blocks_equal_the_first_rule(text: str, limits: tuple[int, int]) -> None:
+    assert h.find_unread_blocks(text, *limits) == reference_unread_blocks(text, *limits)
