@@ -22,7 +22,7 @@ from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
 from trace_app.store.models import InvestigationRun, Organization, Report
 
-pytestmark = pytest.mark.localmodel
+pytestmark = [pytest.mark.localmodel, pytest.mark.timeout(600)]
 
 PASSPHRASE = "integration-test-passphrase"
 

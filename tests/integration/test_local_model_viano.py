@@ -22,7 +22,8 @@ from viano_bug_analysis.intake import import_file
 from viano_bug_analysis.llm import GatewayConfig, LLMGateway
 from viano_bug_analysis.packages import PackageStore
 
-pytestmark = pytest.mark.localmodel
+# One interpretation is 1-2 minutes on 2 shared CPU cores; leave room for a busy machine.
+pytestmark = [pytest.mark.localmodel, pytest.mark.timeout(1200)]
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = (
