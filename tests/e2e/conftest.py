@@ -143,7 +143,10 @@ def live_server(
             process.wait()
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an event loop running in the
+# main thread while it is open, and pytest-asyncio tests collected after the browser
+# tests would then fail with "Runner.run() cannot be called from a running event loop".
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         pytest.skip(f"chromium not found at {CHROMIUM} (make browser installs it)")
