@@ -4,6 +4,7 @@
    ``zipfile`` read of the same member plus ``json.loads`` in the same run (target <= 3x).
    Reported twice: the whole build (parse, records, canonical JSON, hash, publication of
    a new generation with fsync) and the in-memory part alone (build_canonical_case).
+   Baseline and build run interleaved; the figures are medians of REPEATS runs.
 2. Memory: tracemalloc peak of CaseBuilder.build on a ~50 MiB package with large
    attachments, against its largest member (target <= 2x).
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
+import statistics
 import tempfile
 import time
 import tracemalloc
@@ -101,16 +104,18 @@ def write_package(path: Path, files: dict[str, bytes], stored: set[str]) -> None
         writer.write(f)
 
 
-def best_of(fn, runs: int = 3) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+REPEATS = 5
+
+
+def timed(fn) -> float:  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def bench_time(tmp: Path, intake: bytes, label: str) -> None:
+    """Baseline and build run interleaved, REPEATS times after one warm-up each, so load
+    changes on the machine hit both alike; the ratio is of the medians."""
     pkg = tmp / f"intake-{label}.zip"
     write_package(pkg, {"original/intake.json": intake}, set())
 
@@ -122,20 +127,25 @@ def bench_time(tmp: Path, intake: bytes, label: str) -> None:
         with PackageReader(pkg) as r:
             build_canonical_case(r, 1)
 
-    def full() -> None:
+    def full() -> float:
         root = tmp / f"store-{time.perf_counter_ns()}"
         store = PackageStore.init(root)
         store.add(pkg)
-        t0 = time.perf_counter()
-        CaseBuilder(store).build("bench-case", "supplied")
-        full.elapsed.append(time.perf_counter() - t0)  # type: ignore[attr-defined]
+        elapsed = timed(lambda: CaseBuilder(store).build("bench-case", "supplied"))
+        shutil.rmtree(root)
+        return elapsed
 
-    full.elapsed = []  # type: ignore[attr-defined]
-    base = best_of(baseline)
-    mem = best_of(in_memory)
-    for _ in range(3):
-        full()
-    whole = min(full.elapsed)  # type: ignore[attr-defined]
+    baseline()  # warm-up: imports, caches, thread pool
+    in_memory()
+    full()
+    base_t: list[float] = []
+    mem_t: list[float] = []
+    full_t: list[float] = []
+    for _ in range(REPEATS):
+        base_t.append(timed(baseline))
+        mem_t.append(timed(in_memory))
+        full_t.append(full())
+    base, mem, whole = (statistics.median(t) for t in (base_t, mem_t, full_t))
     print(f"intake ({label}): {len(intake) / MiB:.1f} MiB")
     print(f"baseline zipfile read + json.loads: {base * 1000:.0f} ms")
     print(f"build_canonical_case (in memory):   {mem * 1000:.0f} ms  ratio {mem / base:.2f}x")
@@ -186,7 +196,10 @@ def main() -> None:
         bench_time(tmp, make_intake(8 * MiB), "many short records")
         bench_time(tmp, make_log_intake(8 * MiB), "few records with long logs")
         bench_memory(tmp)
-        print(f"total benchmark time {time.perf_counter() - t0:.1f} s; timings are best of 3")
+        print(
+            f"total benchmark time {time.perf_counter() - t0:.1f} s; times are medians of "
+            f"{REPEATS} interleaved runs"
+        )
 
 
 if __name__ == "__main__":

@@ -163,6 +163,9 @@ WORD_LIST = (
     " ",
     "word",
     "[unread X0001: log]",
+    "```\nmaybe in code\n```",
+    "...",
+    "I expect it should work",
 )
 WORDS = st.sampled_from(WORD_LIST)
 PROSE = st.lists(WORDS, max_size=12).map(" ".join)
@@ -197,6 +200,11 @@ def test_sentence_checks_equal_the_patterns(text: str) -> None:
         assert h.is_expectation(sentence) == bool(h._EXPECTATION.search(sentence))
     assert h.sentences(text, h.is_hypothesis) == [
         s for s in h.sentences(text) if h.is_hypothesis(s[0])
+    ]
+    all_sentences = h.sentences(text)
+    assert h.hypothesis_sentences(text) == [s for s in all_sentences if h._HYPOTHESIS.search(s[0])]
+    assert h.expectation_sentences(text) == [
+        s for s in all_sentences if h._EXPECTATION.search(s[0])
     ]
     low = text.lower()
     assert h.may_hold_hypothesis(text) == any(x in low for x in FIRST_HYPOTHESIS_HINTS)
@@ -258,3 +266,38 @@ LINES = st.sampled_from(
 @given(st.lists(LINES, max_size=40).map("".join), st.sampled_from([(40, 3), (1024, 25), (8, 2)]))
 def test_unread_blocks_equal_the_first_rule(text: str, limits: tuple[int, int]) -> None:
     assert h.find_unread_blocks(text, *limits) == reference_unread_blocks(text, *limits)
+
+
+# -- large members deflated in pieces --------------------------------------------------------
+
+
+def test_large_member_is_deflated_in_pieces_readably_and_reproducibly(tmp_path: Any) -> None:
+    import random
+    import zipfile
+
+    from viano_bug_analysis.packages import Manifest, PackageReader, PackageWriter
+    from viano_bug_analysis.packages.writer import DEFLATE_PIECE_BYTES
+
+    rng = random.Random(4)
+    words = [b"alpha ", b"beta ", b"\xc3\xa9t\xc3\xa9 ", b"{}\n"]
+    big = b"".join(rng.choice(words) for _ in range(3 * DEFLATE_PIECE_BYTES // 4 + 99))
+    outputs = []
+    for name in ("a.zip", "b.zip"):
+        writer = PackageWriter.new(Manifest(package_id="p", case_id="c"))
+        writer.add_bytes("original/big.txt", big)
+        writer.add_bytes("original/small.txt", b"small")
+        writer.add_bytes("original/stored.bin", big, compress=False)
+        with open(tmp_path / name, "wb") as f:
+            writer.write(f)
+        outputs.append((tmp_path / name).read_bytes())
+    assert outputs[0] == outputs[1]  # the same bytes, whatever the threads did
+    with zipfile.ZipFile(tmp_path / "a.zip") as z:
+        assert z.testzip() is None
+        info = z.getinfo("original/big.txt")
+        assert info.compress_type == zipfile.ZIP_DEFLATED
+        assert info.compress_size < info.file_size
+        assert z.read("original/big.txt") == big
+        assert z.getinfo("original/stored.bin").compress_type == zipfile.ZIP_STORED
+    with PackageReader(tmp_path / "a.zip") as reader:
+        assert reader.read("original/big.txt") == big
+        assert reader.read("original/small.txt") == b"small"

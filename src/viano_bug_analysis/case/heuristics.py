@@ -231,17 +231,56 @@ def sentences(text: str, keep: Callable[[str], bool] | None = None) -> list[tupl
     fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if "```" in text else []
     out: list[tuple[str, int, int]] = []
     for m in _SENTENCE.finditer(text):
-        raw = m.group(0)
-        stripped = raw.strip()
-        if len(stripped) < 8 or (keep is not None and not keep(stripped)):
-            continue
-        if _TRACE_LINE.match(stripped):
-            continue
-        lead = len(raw) - len(raw.lstrip())
-        start = m.start() + lead
-        if any(a <= start < b for a, b in fences):
-            continue
-        out.append((stripped, start, start + len(stripped)))
+        _add_sentence(m, fences, keep, out)
+    return out
+
+
+def _add_sentence(
+    m: re.Match[str],
+    fences: list[tuple[int, int]],
+    keep: Callable[[str], bool] | None,
+    out: list[tuple[str, int, int]],
+) -> None:
+    raw = m.group(0)
+    stripped = raw.strip()
+    if len(stripped) < 8 or (keep is not None and not keep(stripped)):
+        return
+    if _TRACE_LINE.match(stripped):
+        return
+    lead = len(raw) - len(raw.lstrip())
+    start = m.start() + lead
+    if any(a <= start < b for a, b in fences):
+        return
+    out.append((stripped, start, start + len(stripped)))
+
+
+def hinted_sentences(
+    text: str, hints: tuple[str, ...], keep: Callable[[str], bool]
+) -> list[tuple[str, int, int]]:
+    """``sentences(text, keep)`` where ``keep`` is only ever true for a sentence whose
+    lower-cased ASCII text holds one of ``hints`` (hints hold no ``.!?`` or newline).
+
+    On ASCII text only the sentences around a hint are looked at: a sentence is a
+    maximal run without ``.!?`` or newline (plus its closing punctuation), so the one
+    holding a hint at ``i`` starts just after the last of those before ``i``, and
+    ``_SENTENCE`` matched there is the match ``finditer`` gives."""
+    if not text.isascii():
+        return sentences(text, keep)
+    low = text.lower()
+    starts: set[int] = set()
+    for hint in hints:
+        i = low.find(hint)
+        while i >= 0:
+            starts.add(max(text.rfind(c, 0, i) for c in ".!?\n") + 1)
+            i = low.find(hint, i + 1)
+    if not starts:
+        return []
+    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if "```" in text else []
+    out: list[tuple[str, int, int]] = []
+    for start in sorted(starts):
+        m = _SENTENCE.match(text, start)
+        if m is not None:
+            _add_sentence(m, fences, keep, out)
     return out
 
 
@@ -268,6 +307,16 @@ _EXPECTATION_HINTS = ("should", "expect", "supposed to", "instead of", "ought to
 
 _HYPOTHESIS_SCAN = LiteralScan(_HYPOTHESIS_HINTS)
 _EXPECTATION_SCAN = LiteralScan(_EXPECTATION_HINTS)
+
+
+def hypothesis_sentences(text: str) -> list[tuple[str, int, int]]:
+    """The sentences of ``text`` that state a hypothesis (``is_hypothesis``)."""
+    return hinted_sentences(text, _HYPOTHESIS_HINTS, is_hypothesis)
+
+
+def expectation_sentences(text: str) -> list[tuple[str, int, int]]:
+    """The sentences of ``text`` that state an expectation (``is_expectation``)."""
+    return hinted_sentences(text, _EXPECTATION_HINTS, is_expectation)
 
 
 def may_hold_hypothesis(text: str) -> bool:

@@ -101,6 +101,8 @@ class RecordSet:
 
     def _unread_text(self, text: str, source: Source) -> tuple[str, list[str]]:
         """Replace long logs/traces/code blocks by placeholders; one X record each."""
+        if "\n" not in text and "```" not in text and "~~~" not in text:
+            return text, []  # find_unread_blocks finds nothing in one unfenced line
         blocks = h.find_unread_blocks(
             text, self.limits.unread_block_bytes, self.limits.unread_block_lines
         )
@@ -194,7 +196,7 @@ class RecordSet:
         for rec in [*titles, *observations]:
             if rec["provenance"]["role"] != "reporter" or not h.may_hold_expectation(rec["text"]):
                 continue
-            for sentence, start, end in h.sentences(rec["text"], h.is_expectation):
+            for sentence, start, end in h.expectation_sentences(rec["text"]):
                 if "[unread X" in sentence:
                     continue
                 src = rec["provenance"]
@@ -213,7 +215,7 @@ class RecordSet:
     def _hypotheses_in(self, rec: dict[str, Any]) -> None:
         if not h.may_hold_hypothesis(rec["text"]):
             return
-        for sentence, start, end in h.sentences(rec["text"], h.is_hypothesis):
+        for sentence, start, end in h.hypothesis_sentences(rec["text"]):
             if "[unread X" in sentence:
                 continue
             prov = dict(rec["provenance"])

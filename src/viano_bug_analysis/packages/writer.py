@@ -14,10 +14,13 @@ store's job (:meth:`PackageStore.publish`).
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import zipfile
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -39,6 +42,57 @@ _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile.structFileHeader
 _LOCAL_MAGIC = b"PK\x03\x04"
 _USE_DATA_DESCRIPTOR = 0x08
 LARGE_MEMBER_BYTES = 1 << 20
+# Large members (canonical cases) are deflated at level 1 in independent 1 MiB pieces
+# joined by sync flushes (as pigz does): one valid deflate stream, the same bytes
+# whatever the number of threads, compressed in the background (zlib releases the GIL)
+# from add_bytes() until write() needs them.
+DEFLATE_PIECE_BYTES = 1 << 20
+_DEFLATE_LEVEL_LARGE = 1
+_pool: ThreadPoolExecutor | None = None
+
+
+def _deflate_pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        workers = max(1, min(4, (os.cpu_count() or 1)))
+        _pool = ThreadPoolExecutor(workers, thread_name_prefix="viano-deflate")
+    return _pool
+
+
+def _forget_pool() -> None:
+    global _pool
+    _pool = None  # a forked child has none of the parent's threads
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _deflate_piece(piece: memoryview, last: bool) -> bytes:
+    compressor = zlib.compressobj(_DEFLATE_LEVEL_LARGE, zlib.DEFLATED, -15)
+    out = compressor.compress(piece)
+    return out + compressor.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
+
+
+def _crc32(data: bytes) -> int:
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+class _Deflating:
+    """Background raw-deflate of one large member: CRC-32 and pieces, in order."""
+
+    def __init__(self, data: bytes) -> None:
+        pool = _deflate_pool()
+        view = memoryview(data)
+        starts = range(0, len(data), DEFLATE_PIECE_BYTES)
+        self.size = len(data)
+        self._crc = pool.submit(_crc32, data)
+        self._pieces: list[Future[bytes]] = [
+            pool.submit(_deflate_piece, view[i : i + DEFLATE_PIECE_BYTES], i == starts[-1])
+            for i in starts
+        ]
+
+    def result(self) -> tuple[int, list[bytes]]:
+        return self._crc.result(), [f.result() for f in self._pieces]
 
 
 @dataclass(frozen=True)
@@ -47,6 +101,7 @@ class _NewMember:
     data: bytes | None
     path: Path | None
     compress: bool
+    deflating: _Deflating | None = None
 
 
 class PackageWriter:
@@ -133,7 +188,9 @@ class PackageWriter:
     def add_bytes(self, name: str, data: bytes, *, compress: bool = True) -> None:
         """Add a new member holding ``data``."""
         self._check_new_name(name)
-        self._added[name] = _NewMember(name, bytes(data), None, compress)
+        data = bytes(data)
+        deflating = _Deflating(data) if compress and len(data) >= LARGE_MEMBER_BYTES else None
+        self._added[name] = _NewMember(name, data, None, compress, deflating)
 
     def add_json(self, name: str, obj: Any) -> bytes:
         """Add a new member holding canonical JSON of ``obj``; returns the bytes."""
@@ -235,10 +292,14 @@ class PackageWriter:
                         _copy_member_raw(self._inputs_from, info, zout)
             for member in self._added.values():
                 info = _new_info(member.name, member.compress)
-                if member.data is not None:
-                    # large members (canonical cases) favour speed over ratio
-                    level = 1 if len(member.data) >= LARGE_MEMBER_BYTES else 6
-                    zout.writestr(info, member.data, compresslevel=level)
+                if member.deflating is not None:
+                    crc, pieces = member.deflating.result()
+                    info.CRC = crc
+                    info.file_size = member.deflating.size
+                    info.compress_size = sum(len(p) for p in pieces)
+                    _write_raw_member(zout, info, iter(pieces))
+                elif member.data is not None:
+                    zout.writestr(info, member.data, compresslevel=6)
                 else:
                     assert member.path is not None
                     with (
@@ -266,7 +327,7 @@ def _copy_member_raw(reader: PackageReader, src: zipfile.ZipInfo, zout: zipfile.
     """
     zin = reader.raw_zip()
     fp = zin.fp
-    assert fp is not None and zout.fp is not None
+    assert fp is not None
     fp.seek(src.header_offset)
     header = fp.read(_LOCAL_HEADER.size)
     if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_MAGIC:
@@ -287,17 +348,29 @@ def _copy_member_raw(reader: PackageReader, src: zipfile.ZipInfo, zout: zipfile.
     dst.CRC = src.CRC
     dst.compress_size = src.compress_size
     dst.file_size = src.file_size
+
+    def chunks() -> Iterator[bytes]:
+        remaining = src.compress_size
+        while remaining > 0:
+            chunk = fp.read(min(CHUNK, remaining))
+            if not chunk:
+                raise PackageError(f"member {src.filename!r} is truncated", code="package.corrupt")
+            yield chunk
+            remaining -= len(chunk)
+
+    _write_raw_member(zout, dst, chunks())
+
+
+def _write_raw_member(zout: zipfile.ZipFile, dst: zipfile.ZipInfo, chunks: Iterator[bytes]) -> None:
+    """Write a local header for ``dst`` (CRC and sizes set) and then its compressed
+    bytes, and register the entry as ``ZipFile.writestr`` does."""
+    assert zout.fp is not None
     dst.extra = b""
-    zip64 = src.file_size > zipfile.ZIP64_LIMIT or src.compress_size > zipfile.ZIP64_LIMIT
+    zip64 = dst.file_size > zipfile.ZIP64_LIMIT or dst.compress_size > zipfile.ZIP64_LIMIT
     dst.header_offset = zout.fp.tell()
     zout.fp.write(dst.FileHeader(zip64))
-    remaining = src.compress_size
-    while remaining > 0:
-        chunk = fp.read(min(CHUNK, remaining))
-        if not chunk:
-            raise PackageError(f"member {src.filename!r} is truncated", code="package.corrupt")
+    for chunk in chunks:
         zout.fp.write(chunk)
-        remaining -= len(chunk)
     zout.filelist.append(dst)
     zout.NameToInfo[dst.filename] = dst
     zout.start_dir = zout.fp.tell()
