@@ -118,7 +118,7 @@ class Recorder:
         self._secrets = secrets
 
     def append(self, exchange: Exchange) -> None:
-        clean = Exchange.from_dict(scrub(asdict(exchange), self._secrets))
+        clean = Exchange.from_dict(_finite(scrub(asdict(exchange), self._secrets)))
         line = (clean.to_json() + "\n").encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
@@ -131,6 +131,18 @@ class Recorder:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities (possible in a provider's decoded body) written as strings, so
+    that every line stays strict JSON."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def iter_exchanges(path: Path | str) -> Iterator[Exchange]:

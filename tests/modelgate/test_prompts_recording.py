@@ -125,3 +125,18 @@ def test_recorder_file_is_private(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     Recorder(path).append(_exchange())
     assert os.stat(path).st_mode & 0o077 == 0
+
+
+def test_non_finite_numbers_are_recorded_as_strict_json(tmp_path: Path) -> None:
+    import dataclasses
+
+    path = tmp_path / "audit.jsonl"
+    exchange = dataclasses.replace(
+        _exchange(),
+        request={"temperature": float("nan")},
+        response={"usage": {"prompt_tokens": float("inf")}},
+    )
+    Recorder(path).append(exchange)
+    (loaded,) = load_exchanges(path)
+    assert loaded.request == {"temperature": "nan"}
+    assert loaded.response == {"usage": {"prompt_tokens": "inf"}}

@@ -312,3 +312,13 @@ def test_one_provider_works_across_event_loops(stub: StubChatServer) -> None:
     for _ in range(2):
         assert asyncio.run(gateway.attempt(make_request(), Label)).value.colour == "RED"
     assert stub.count == 2
+
+
+async def test_nan_in_a_response_body_is_malformed(stub: StubChatServer, tmp_path: Path) -> None:
+    body = '{"choices": [{"message": {"content": "{}"}}], "usage": {"prompt_tokens": NaN}}'
+    stub.default = StubResponse(status=200, body=body)
+    gateway = _gateway(stub, "openai", "m", tmp_path)
+    with pytest.raises(MalformedAnswer):
+        await gateway.attempt(make_request(), Label)
+    (exchange,) = load_exchanges(tmp_path / "audit.jsonl")  # still recorded, as valid JSON
+    assert exchange.outcome == "malformed_answer"

@@ -20,6 +20,10 @@ from modelgate.recording import scrub
 from modelgate.types import ModelRequest, ProviderResponse
 
 
+def _no_constants(token: str) -> Any:
+    raise ValueError(f"{token} is not valid JSON")
+
+
 class OpenAICompatibleProvider:
     """``POST {base_url}/chat/completions`` with the configured structured-output mode."""
 
@@ -110,7 +114,7 @@ class OpenAICompatibleProvider:
                 self.name,
             )
         try:
-            payload = json.loads(response.content)
+            payload = json.loads(response.content, parse_constant=_no_constants)
         except ValueError:  # also invalid UTF-8
             raise MalformedAnswer(
                 "response body is not JSON",
