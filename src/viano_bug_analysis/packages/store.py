@@ -35,6 +35,7 @@ import re
 import secrets
 import shutil
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -183,6 +184,9 @@ class PackageStore:
         self.limits = limits or PackageLimits()
         self._crash_hook = crash_hook
         self._crash_at = os.environ.get(CRASH_ENV)
+        self._idle_connections: list[sqlite3.Connection] = []
+        self._running_operations = 0
+        self._pool_lock = threading.Lock()
 
     # -- creation and opening ------------------------------------------------------------
 
@@ -232,11 +236,43 @@ class PackageStore:
 
     @contextlib.contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.root / "index.sqlite", timeout=30, isolation_level=None)
-        try:
+        """A connection to the index. While operations of this store run, connections are
+        reused (from any thread, one user at a time): opening one costs more than a
+        commit, and closing the last one checkpoints the WAL with fsyncs. They are closed
+        when the last operation ends, so an idle store holds no connection."""
+        with self._pool_lock:
+            conn = self._idle_connections.pop() if self._idle_connections else None
+        if conn is None:
+            conn = sqlite3.connect(
+                self.root / "index.sqlite",
+                timeout=30,
+                isolation_level=None,
+                check_same_thread=False,
+            )
             conn.execute("PRAGMA synchronous=NORMAL")  # see _SCHEMA
+        reusable = False
+        try:
             yield conn
+            reusable = not conn.in_transaction
         finally:
+            with self._pool_lock:
+                keep = reusable and self._running_operations > 0
+                if keep:
+                    self._idle_connections.append(conn)
+            if not keep:
+                conn.close()
+
+    def _operation_started(self) -> None:
+        with self._pool_lock:
+            self._running_operations += 1
+
+    def _operation_ended(self) -> None:
+        with self._pool_lock:
+            self._running_operations -= 1
+            idle: list[sqlite3.Connection] = []
+            if self._running_operations == 0:
+                idle, self._idle_connections = self._idle_connections, []
+        for conn in idle:
             conn.close()
 
     # -- paths ------------------------------------------------------------------------------
@@ -474,6 +510,7 @@ class PackageOperation:
 
     def __enter__(self) -> PackageOperation:
         self._lock.acquire()
+        self.store._operation_started()
         return self
 
     def __exit__(
@@ -482,7 +519,10 @@ class PackageOperation:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._lock.release()
+        try:
+            self.store._operation_ended()
+        finally:
+            self._lock.release()
 
     def _require_lock(self) -> None:
         if not self._lock.held:
