@@ -183,6 +183,12 @@ def test_entity_precheck_flags_each_kind_alone() -> None:
         assert h.may_hold_entities(text), text
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(PROSE, max_size=150))
+def test_grouped_entity_precheck_equals_each_alone(texts: list[str]) -> None:
+    assert h.may_hold_entities_each(texts) == [h.may_hold_entities(t) for t in texts]
+
+
 @settings(max_examples=400, deadline=None)
 @given(PROSE)
 def test_entity_precheck_never_hides_an_entity(text: str) -> None:

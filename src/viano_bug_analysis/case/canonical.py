@@ -30,6 +30,7 @@ from viano_bug_analysis.intake.parsers import parser_for
 from viano_bug_analysis.packages.canonical import canonical_json, sha256_hex
 from viano_bug_analysis.packages.format import ORIGINAL_PREFIX
 from viano_bug_analysis.packages.reader import PackageReader
+from viano_bug_analysis.packages.threads import background_pool
 
 CASE_FORMAT = "viano-canonical-case/1"
 RAW_INPUT_FINGERPRINT_VERSION = "viano-raw-input/1"
@@ -126,11 +127,13 @@ def build_canonical_case(
     for member, fmt in inputs:
         limits.check("max_raw_input_bytes", reader.size(member))
         data = reader.read(member)
-        input_hashes[member] = (len(data), sha256_hex(data))
+        digest = background_pool().submit(sha256_hex, data)  # hashed while it is parsed
         try:
             documents.append(parser_for(fmt)(data, member))
         except RecursionError:
             raise IntakeError(f"{member} nests too deeply", code="intake.invalid_json") from None
+        finally:
+            input_hashes[member] = (len(data), digest.result())
         del data
         if progress:
             progress("parse", len(documents), len(inputs))

@@ -125,8 +125,9 @@ def fenced_blocks(text: str) -> list[tuple[int, int, int, int]]:
     out: list[tuple[int, int, int, int]] = []
     n = len(text)
     pos = 0
+    marks = tuple(m for m in _FENCE_MARKS if m in text)
     while True:
-        opening = _next_fence_line(text, pos, _FENCE_MARKS)
+        opening = _next_fence_line(text, pos, marks)
         if opening is None:
             return out
         start, mark_at, fence = opening
@@ -154,7 +155,7 @@ def _blank(text: str, a: int, b: int, chars: str) -> bool:
 def _next_fence_line(text: str, pos: int, marks: tuple[str, ...]) -> tuple[int, int, str] | None:
     """First line starting at or after ``pos`` whose first non-blank characters are a
     fence: (line start, fence position, fence)."""
-    found = {m: text.find(m, pos) for m in marks if m in text}
+    found = {m: text.find(m, pos) for m in marks}
     while True:
         live = [(at, m) for m, at in found.items() if at >= 0]
         if not live:
@@ -419,6 +420,26 @@ def may_hold_entities(text: str) -> bool:
 
 
 _ERROR_CODE_STOP = {"EACH", "ELSE", "EDIT", "EVEN", "EVER", "EXIT", "ETC", "EVERY", "EXACT"}
+
+
+_ENTITY_GROUP = 64
+
+
+def may_hold_entities_each(texts: list[str]) -> list[bool]:
+    """``[may_hold_entities(t) for t in texts]``, asked of groups of texts at once: when
+    none of the literals (nor ``E[A-Z]{3}``) occurs in a group's ASCII texts joined by
+    NUL, none occurs in any of them; otherwise each text is asked alone."""
+    out: list[bool] = []
+    for i in range(0, len(texts), _ENTITY_GROUP):
+        group = texts[i : i + _ENTITY_GROUP]
+        joined = "\x00".join(group)
+        if joined.isascii() and not (
+            _ENTITY_SCAN.any_in(joined) or _ERROR_E_HINT.search(joined) is not None
+        ):
+            out.extend([False] * len(group))
+        else:
+            out.extend(may_hold_entities(t) for t in group)
+    return out
 
 
 def extract_entities(text: str) -> list[tuple[str, str]]:

@@ -325,11 +325,15 @@ class RecordSet:
         return self._entity_map
 
     def _scan_entities(self) -> None:
+        scanned: list[tuple[dict[str, Any], str]] = []
         for prefix in "BSOECTRF":
             for rec in self._by_kind[prefix]:
                 text = rec.get("value") if prefix == "F" else rec.get("text")
-                if not isinstance(text, str) or not text:
-                    continue
+                if isinstance(text, str) and text:
+                    scanned.append((rec, text))
+        may_hold = h.may_hold_entities_each([text for _, text in scanned])
+        for (rec, text), worth_scanning in zip(scanned, may_hold, strict=True):
+            if worth_scanning:
                 for etype, value in h.extract_entities(text):
                     self._entity(etype, value, rec["id"], rec["provenance"])
 

@@ -14,13 +14,12 @@ store's job (:meth:`PackageStore.publish`).
 
 from __future__ import annotations
 
-import os
 import shutil
 import struct
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -37,6 +36,7 @@ from viano_bug_analysis.packages.format import (
     frozen_namespace,
 )
 from viano_bug_analysis.packages.reader import CHUNK, PackageReader, check_member_name
+from viano_bug_analysis.packages.threads import background_pool
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile.structFileHeader
 _LOCAL_MAGIC = b"PK\x03\x04"
@@ -48,23 +48,6 @@ LARGE_MEMBER_BYTES = 1 << 20
 # from add_bytes() until write() needs them.
 DEFLATE_PIECE_BYTES = 1 << 20
 _DEFLATE_LEVEL_LARGE = 1
-_pool: ThreadPoolExecutor | None = None
-
-
-def _deflate_pool() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        workers = max(1, min(4, (os.cpu_count() or 1)))
-        _pool = ThreadPoolExecutor(workers, thread_name_prefix="viano-deflate")
-    return _pool
-
-
-def _forget_pool() -> None:
-    global _pool
-    _pool = None  # a forked child has none of the parent's threads
-
-
-os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _deflate_piece(piece: memoryview, last: bool) -> bytes:
@@ -81,7 +64,7 @@ class _Deflating:
     """Background raw-deflate of one large member: CRC-32 and pieces, in order."""
 
     def __init__(self, data: bytes) -> None:
-        pool = _deflate_pool()
+        pool = background_pool()
         view = memoryview(data)
         starts = range(0, len(data), DEFLATE_PIECE_BYTES)
         self.size = len(data)
