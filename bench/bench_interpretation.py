@@ -19,6 +19,8 @@ import asyncio
 import copy
 import hashlib
 import json
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -251,9 +253,13 @@ def bench_validation() -> None:
     )
 
 
-class _Stub:
+class _StubServer:
     """Loopback OpenAI-compatible stub answering every request after ``delay`` seconds,
-    one thread per connection and a listen backlog deep enough for the whole batch."""
+    one thread per connection and a listen backlog deep enough for the whole batch.
+
+    Replies go out without Nagle's delay (``TCP_NODELAY``), as any real HTTP server does:
+    otherwise the body, written after the headers, waits for the client's delayed ACK
+    (40 ms on Linux) and every request would look 40 ms slower than the stub's delay."""
 
     def __init__(self, answer: str, delay: float) -> None:
         body = json.dumps(StubResponse.answer(answer).body).encode()
@@ -263,6 +269,7 @@ class _Stub:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
@@ -283,16 +290,49 @@ class _Stub:
             daemon_threads = True
 
         self.server = Server(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _serve_stub(answer_path: str, delay: float) -> None:
+    """The stub's own process: prints its port, serves until its stdin closes, then
+    prints how many requests it answered."""
+    server = _StubServer(Path(answer_path).read_text(encoding="utf-8"), delay)
+    print(server.port, flush=True)
+    sys.stdin.read()
+    server.close()
+    print(server.count, flush=True)
+
+
+class _Stub:
+    """The stub server in a child process, like a real model server: its threads do not
+    compete with the interpreter's event loop for this process's GIL."""
+
+    def __init__(self, answer: str, delay: float, folder: Path) -> None:
+        answer_path = folder / "stub-answer.json"
+        answer_path.write_text(answer, encoding="utf-8")
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--serve-stub", str(answer_path), "--delay", str(delay)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None and self.process.stdin is not None
+        port = int(self.process.stdout.readline())
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.count = 0
 
     def __enter__(self) -> _Stub:
-        self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        out, _ = self.process.communicate(timeout=30)
+        self.count = int(out.strip() or 0)
 
 
 def _intake(n: int) -> dict[str, Any]:
@@ -355,8 +395,8 @@ async def _interpret_all(
     elapsed = time.perf_counter() - start
     print(
         f"[concurrency] process CPU time during the run: {time.process_time() - cpu:.2f} s "
-        f"({(time.process_time() - cpu) / len(ids) * 1000:.1f} ms per case; the stub's "
-        "threads included)"
+        f"({(time.process_time() - cpu) / len(ids) * 1000:.1f} ms per case; the stub runs in "
+        "its own process)"
     )
     await gateway.aclose()
     bad = [s for s in statuses if s != "COMPLETED"]
@@ -389,9 +429,9 @@ def bench_concurrency(cases: int, concurrency: int, delay: float, where: str | N
             ids.append(intake["case_id"])
         setup = time.perf_counter() - setup
         answer = json.dumps(copy.deepcopy(_answer()))
-        with _Stub(answer, delay) as stub:
+        with _Stub(answer, delay, root) as stub:
             elapsed = asyncio.run(_interpret_all(store, ids, stub.base_url, concurrency))
-            requests = stub.count
+        requests = stub.count
     ideal = cases / concurrency * delay
     label = f"store under {where or tempfile.gettempdir()}"
     print(f"[concurrency] {label}: setup (add + build {cases} cases) {setup:.1f} s, not measured")
@@ -415,7 +455,11 @@ def main() -> None:
         "(fsync costs nothing there), to separate the disk's fsync latency from our cost; "
         "'' to skip",
     )
+    parser.add_argument("--serve-stub", metavar="ANSWER_FILE", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_stub:
+        _serve_stub(args.serve_stub, args.delay)
+        return
     bench_context()
     bench_validation()
     bench_concurrency(args.cases, args.concurrency, args.delay, None)

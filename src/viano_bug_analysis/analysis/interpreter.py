@@ -21,10 +21,12 @@ reused, never rebuilt or re-sent.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelgate.types import ModelRequest
 from viano_bug_analysis.analysis.case_access import BuiltCase, verify_built_case
 from viano_bug_analysis.analysis.errors import InterpretationError
 from viano_bug_analysis.analysis.limits import InterpretationLimits
@@ -39,6 +41,7 @@ from viano_bug_analysis.analysis.publication import (
     CHECKPOINT_INTERPRETED,
     CHECKPOINT_INTERPRETING,
     INTERPRETATION_POINTERS,
+    Verdict,
     accept_or_reject,
     find_checkpoint,
     verify_published,
@@ -53,10 +56,11 @@ from viano_bug_analysis.llm.rounds import (
     attempt_hash,
     rounds_of,
 )
-from viano_bug_analysis.llm.runner import CaseLLMRunner, publish_in_thread, read_rounds
+from viano_bug_analysis.llm.runner import CaseLLMRunner, RoundResult, read_rounds, run_blocking
 from viano_bug_analysis.packages import (
     INTERPRETATIONS_PREFIX,
     PHASE_INTERPRETING_CASE,
+    PackageGeneration,
     PackageOperation,
     PackageReader,
     PackageStore,
@@ -112,6 +116,23 @@ class InterpretationResult:
             "violations": list(self.violations),
             "error": self.error,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class _Ready:
+    """What a dispatch needs once the case is verified and prepared."""
+
+    case: BuiltCase
+    layout: InterpretationLayout
+    prepared: PreparedContext
+    request: ModelRequest
+    key: AttemptKey
+    binding: dict[str, Any]
+    generation: PackageGeneration
+    reader: PackageReader
+
+    def close(self) -> None:
+        self.reader.close()
 
 
 def _storage(exc: StoreError | PackageError | OSError) -> InterpretationError:
@@ -182,42 +203,24 @@ class CaseInterpreter:
     async def _interpret(
         self, op: PackageOperation, case_id: str, package_id: str, attempt_id: str, resume: bool
     ) -> InterpretationResult:
-        generation = op.current()
-        with generation.open(self.store.limits) as reader:
-            case = verify_built_case(reader, case_id, package_id, self.limits, self.case_limits)
-            layout = self._layout(reader, case)
-            self._progress("verified the built case")
-            done = find_checkpoint(reader, CHECKPOINT_INTERPRETED, case.analysis_revision, layout)
-            if done is not None:
-                return self._reused_completion(reader, case, layout, attempt_id)
-            prepared = self._prepared(reader, case, layout)
-        if prepared is None:
-            prepared = PromptBuilder(self.limits).prepare(case)
-            generation = await self._publish_preparation(op, case, layout, prepared)
-            self._progress("published the interpretation context")
-        request = PromptBuilder(self.limits).request(prepared, self.gateway.max_output_tokens)
-        key = AttemptKey(
-            attempt_id=attempt_id,
-            attempt_hash=attempt_hash(
-                case_id=case_id,
-                package_id=package_id,
-                analysis_revision=case.analysis_revision,
-                index=layout.index,
-                attempt_id=attempt_id,
-            ),
-            request_fingerprint=prepared.request_fingerprint(request),
-            configuration_fingerprint=self.gateway.configuration_fingerprint(),
+        # Package work runs in storage threads (run_blocking): reading and verifying a
+        # generation, building a writer and publishing it (fsyncs, index commit) never
+        # block the event loop, so independent cases overlap their disk waits.
+        loop = asyncio.get_running_loop()
+
+        def progress(message: str) -> None:  # called from a storage thread; runs in order
+            loop.call_soon_threadsafe(self._progress, message)
+
+        ready = await run_blocking(
+            self._before_dispatch, op, case_id, package_id, attempt_id, resume, progress
         )
-        binding = self._binding(case, layout, prepared)
-        reader = generation.open(self.store.limits)
+        if isinstance(ready, InterpretationResult):
+            return ready
+        case, layout, key = ready.case, ready.layout, ready.key
+        generation, reader = ready.generation, ready.reader
         try:
-            resumed = await self._check_blocked(op, reader, layout, key, resume, binding)
-            if resumed is not None:
-                reader.close()
-                generation = resumed
-                reader = generation.open(self.store.limits)
             self._progress("dispatching to the model gateway")
-            result = await self.runner.run(op, reader, layout, key, request, binding)
+            result = await self.runner.run(op, reader, layout, key, ready.request, ready.binding)
         finally:
             reader.close()
         base = dict(
@@ -250,12 +253,9 @@ class CaseInterpreter:
             )
         assert result.record is not None and result.ref is not None
         self._progress("validating the answer")
-        with generation.open(self.store.limits) as reader:
-            writer, verdict = accept_or_reject(
-                reader, case, layout, prepared, key, result.record, result.ref, self.limits
-            )
-            if writer is not None:
-                generation = await publish_in_thread(op, writer)
+        generation, verdict = await run_blocking(
+            self._publish_verdict, op, generation, case, layout, ready.prepared, key, result
+        )
         self._progress("published" if verdict.accepted else "rejected the answer")
         return InterpretationResult(
             OutcomeStatus.COMPLETED if verdict.accepted else OutcomeStatus.ERROR,
@@ -266,6 +266,78 @@ class CaseInterpreter:
             error=None if verdict.accepted else outcome.get("error"),
             **base,  # type: ignore[arg-type]
         )
+
+    def _before_dispatch(
+        self,
+        op: PackageOperation,
+        case_id: str,
+        package_id: str,
+        attempt_id: str,
+        resume: bool,
+        progress: Progress,
+    ) -> InterpretationResult | _Ready:
+        """Verification, preparation (published once) and the resumption check; in a
+        storage thread. Returns the reused completion, or what the dispatch needs (with
+        an open reader on the generation to extend, which the caller closes)."""
+        generation = op.current()
+        with generation.open(self.store.limits) as reader:
+            case = verify_built_case(reader, case_id, package_id, self.limits, self.case_limits)
+            layout = self._layout(reader, case)
+            progress("verified the built case")
+            done = find_checkpoint(reader, CHECKPOINT_INTERPRETED, case.analysis_revision, layout)
+            if done is not None:
+                return self._reused_completion(reader, case, layout, attempt_id)
+            prepared = self._prepared(reader, case, layout)
+            if prepared is None:
+                prepared = PromptBuilder(self.limits).prepare(case)
+                generation = op.publish(self._preparation(reader, case, layout, prepared))
+                progress("published the interpretation context")
+        request = PromptBuilder(self.limits).request(prepared, self.gateway.max_output_tokens)
+        key = AttemptKey(
+            attempt_id=attempt_id,
+            attempt_hash=attempt_hash(
+                case_id=case_id,
+                package_id=package_id,
+                analysis_revision=case.analysis_revision,
+                index=layout.index,
+                attempt_id=attempt_id,
+            ),
+            request_fingerprint=prepared.request_fingerprint(request),
+            configuration_fingerprint=self.gateway.configuration_fingerprint(),
+        )
+        binding = self._binding(case, layout, prepared)
+        reader = generation.open(self.store.limits)
+        try:
+            resumed = self._check_blocked(op, reader, layout, key, resume, binding)
+            if resumed is not None:
+                reader.close()
+                generation = resumed
+                reader = generation.open(self.store.limits)
+        except BaseException:
+            reader.close()
+            raise
+        return _Ready(case, layout, prepared, request, key, binding, generation, reader)
+
+    def _publish_verdict(
+        self,
+        op: PackageOperation,
+        generation: PackageGeneration,
+        case: BuiltCase,
+        layout: InterpretationLayout,
+        prepared: PreparedContext,
+        key: AttemptKey,
+        result: RoundResult,
+    ) -> tuple[PackageGeneration, Verdict]:
+        """Validate the round's answer and publish the acceptance or the rejection
+        report (nothing when a replay finds it published); in a storage thread."""
+        assert result.record is not None and result.ref is not None
+        with generation.open(self.store.limits) as reader:
+            writer, verdict = accept_or_reject(
+                reader, case, layout, prepared, key, result.record, result.ref, self.limits
+            )
+            if writer is not None:
+                generation = op.publish(writer)
+        return generation, verdict
 
     # -- steps --------------------------------------------------------------------------
 
@@ -294,31 +366,31 @@ class CaseInterpreter:
             return None
         return load_context(reader, layout, case, checkpoint)
 
-    async def _publish_preparation(
+    def _preparation(
         self,
-        op: PackageOperation,
+        reader: PackageReader,
         case: BuiltCase,
         layout: InterpretationLayout,
         prepared: PreparedContext,
-    ) -> Any:
-        with op.current().open(self.store.limits) as reader:
-            writer = PackageWriter(reader)
-            writer.add_bytes(layout.context, prepared.context_bytes)
-            writer.update_manifest(phase=PHASE_INTERPRETING_CASE)
-            writer.add_checkpoint(
-                CHECKPOINT_INTERPRETING,
-                layout.interpreting_checkpoint,
-                {
-                    "interpretation_index": layout.index,
-                    "context": layout.context,
-                    "context_sha256": prepared.context_sha256,
-                    "case_sha256": case.case_sha256,
-                    "case_member": case.case_member,
-                    "raw_input_fingerprint": case.raw_input_fingerprint,
-                    "prompt_version": PROMPT_VERSION,
-                },
-            )
-            return await publish_in_thread(op, writer)
+    ) -> PackageWriter:
+        """The writer of the preparation generation, on the generation ``reader`` holds."""
+        writer = PackageWriter(reader)
+        writer.add_bytes(layout.context, prepared.context_bytes)
+        writer.update_manifest(phase=PHASE_INTERPRETING_CASE)
+        writer.add_checkpoint(
+            CHECKPOINT_INTERPRETING,
+            layout.interpreting_checkpoint,
+            {
+                "interpretation_index": layout.index,
+                "context": layout.context,
+                "context_sha256": prepared.context_sha256,
+                "case_sha256": case.case_sha256,
+                "case_member": case.case_member,
+                "raw_input_fingerprint": case.raw_input_fingerprint,
+                "prompt_version": PROMPT_VERSION,
+            },
+        )
+        return writer
 
     def _binding(
         self, case: BuiltCase, layout: InterpretationLayout, prepared: PreparedContext
@@ -332,7 +404,7 @@ class CaseInterpreter:
             "context_sha256": prepared.context_sha256,
         }
 
-    async def _check_blocked(
+    def _check_blocked(
         self,
         op: PackageOperation,
         reader: PackageReader,
@@ -340,7 +412,7 @@ class CaseInterpreter:
         key: AttemptKey,
         resume: bool,
         binding: dict[str, Any],
-    ) -> Any:
+    ) -> PackageGeneration | None:
         """A new attempt after a BLOCKED one needs explicit resumption (``resume=True``),
         recorded as ``resumptions/<attempt-hash>.json``; returns the new generation."""
         names = reader.names()
@@ -381,7 +453,7 @@ class CaseInterpreter:
             "resumed_at": utc_now().isoformat(),
         }
         writer.add_bytes(layout.resumption(key.attempt_hash), canonical_json(record))
-        return await publish_in_thread(op, writer)
+        return op.publish(writer)
 
     def _reused_completion(
         self, reader: PackageReader, case: BuiltCase, layout: InterpretationLayout, attempt_id: str

@@ -22,9 +22,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -92,13 +93,16 @@ def _parse_time(value: str) -> datetime:
 
 _PUBLISHERS: concurrent.futures.ThreadPoolExecutor | None = None
 PUBLISH_THREADS = 32
+T = TypeVar("T")
 
 
 def _publishers() -> concurrent.futures.ThreadPoolExecutor:
-    """Publication threads, shared by every interpretation of the process.
+    """Storage threads, shared by every interpretation of the process.
 
-    Publishing is mostly waiting for fsync; with many independent cases in flight, more
-    threads than asyncio's default executor lets those waits overlap."""
+    Package work (reading generations, building writers, publishing) is mostly waiting
+    for the disk (fsync of the temporary file and of the folder, the index commit); with
+    many independent cases in flight, more threads than asyncio's default executor let
+    those waits overlap, and the event loop is never blocked by them."""
     global _PUBLISHERS
     if _PUBLISHERS is None:
         _PUBLISHERS = concurrent.futures.ThreadPoolExecutor(
@@ -107,17 +111,36 @@ def _publishers() -> concurrent.futures.ThreadPoolExecutor:
     return _PUBLISHERS
 
 
-async def publish_in_thread(op: PackageOperation, writer: PackageWriter) -> PackageGeneration:
-    """Publish off the event loop; a cancellation waits for the publication to end so
-    that the lock is never released while a generation is half published."""
+async def run_blocking(fn: Callable[..., T], *args: Any) -> T:
+    """Run the blocking package step ``fn(*args)`` in a storage thread.
+
+    A cancellation waits for the step to end before it propagates, so that the operation
+    lock is never released while a generation is half published or a reader is in use;
+    a result it then drops is closed when it has a ``close`` method."""
     loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(loop.run_in_executor(_publishers(), op.publish, writer))
+    task = asyncio.ensure_future(loop.run_in_executor(_publishers(), fn, *args))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
-            await task
+            dropped = await task
+            close = getattr(dropped, "close", None)
+            if callable(close):
+                close()
         raise
+
+
+async def publish_in_thread(op: PackageOperation, writer: PackageWriter) -> PackageGeneration:
+    """Publish off the event loop (see :func:`run_blocking`)."""
+    return await run_blocking(op.publish, writer)
+
+
+def _publish_round(
+    op: PackageOperation, reader: PackageReader, ref: str, record: dict[str, Any]
+) -> PackageGeneration:
+    writer = PackageWriter(reader)
+    writer.add_json(ref, record)
+    return op.publish(writer)
 
 
 class CaseLLMRunner:
@@ -183,7 +206,5 @@ class CaseLLMRunner:
             "outcome": outcome.to_json(),
         }
         ref = layout.round(attempt.attempt_hash, len(rounds) + 1)
-        writer = PackageWriter(reader)
-        writer.add_json(ref, record)
-        generation = await publish_in_thread(op, writer)
+        generation = await run_blocking(_publish_round, op, reader, ref, record)
         return RoundResult(outcome.status, record, ref, generation, reused=False)

@@ -27,6 +27,12 @@ from viano_bug_analysis.analysis import CaseInterpreter, OutcomeStatus
 from viano_bug_analysis.case import CaseBuilder
 from viano_bug_analysis.errors import LockBusy
 from viano_bug_analysis.llm import LLMGateway
+from viano_bug_analysis.packages import (
+    PackageGeneration,
+    PackageOperation,
+    PackageStore,
+    PackageWriter,
+)
 
 
 async def test_concurrent_dispatch_on_one_package_raises_lock_busy(tmp_path: Path) -> None:
@@ -91,3 +97,48 @@ async def test_cancellation_releases_the_lock_and_keeps_preparation(tmp_path: Pa
     ]
     assert store.current(CASE_ID, PACKAGE_ID).generation == built + 3
     assert len(provider.requests) == 2  # the cancelled call was unconfirmed
+
+
+async def test_package_work_never_blocks_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading, verifying and publishing generations run in storage threads: a slow disk
+    (simulated: every look-up of the current generation and every publication takes
+    0.3 s) delays the interpretation, never the event loop that other cases share."""
+    store = built_store(tmp_path)
+    good = answer_for(prepared_context(store).catalogue)
+    gateway, _provider = scripted_gateway(reply(good))
+    slow_current = PackageStore.current
+    slow_publish = PackageOperation.publish
+
+    def current(self: PackageStore, case_id: str, package_id: str) -> PackageGeneration:
+        time.sleep(0.3)
+        return slow_current(self, case_id, package_id)
+
+    def publish(self: PackageOperation, writer: PackageWriter) -> PackageGeneration:
+        time.sleep(0.3)
+        return slow_publish(self, writer)
+
+    monkeypatch.setattr(PackageStore, "current", current)
+    monkeypatch.setattr(PackageOperation, "publish", publish)
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await asyncio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    ticking = asyncio.create_task(ticker())
+    await asyncio.sleep(0.05)  # the ticker is running before the interpretation starts
+    started = time.perf_counter()
+    result = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    elapsed = time.perf_counter() - started
+    done.set()
+    await ticking
+    assert result.status is OutcomeStatus.COMPLETED
+    assert elapsed >= 1.2  # the slow steps did run (one look-up, three publications)
+    assert max(gaps) < 0.2, max(gaps)
