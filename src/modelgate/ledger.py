@@ -273,7 +273,7 @@ class JsonFileLedger:
             raise LedgerUnavailable(f"{self.path}: not valid JSON") from None
         return validate_counts(decoded, str(self.path))
 
-    def _write(self, counts: dict[str, int]) -> None:
+    def _write(self, counts: dict[str, int], *, sync_folder: bool = True) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         body = {"format": FORMAT, **counts, "updated_at": stamp}
         data = (json.dumps(body, indent=2, sort_keys=True) + "\n").encode()
@@ -289,6 +289,8 @@ class JsonFileLedger:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+        if not sync_folder:
+            return
         dir_fd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
@@ -323,7 +325,11 @@ class JsonFileLedger:
 
     def settle(self, reservation: Reservation, usage: Usage) -> None:
         """Add provider-reported tokens. An estimate adds nothing (it was counted at
-        reserve) and writes nothing."""
+        reserve) and writes nothing.
+
+        The write is atomic and the file is fsynced, but the folder is not: after a power
+        cut (not a process crash) the last settlement's tokens may be missing, never a
+        request, which ``reserve`` made durable with the folder too."""
         if usage.source != "provider" or usage.total_tokens == 0:
             return
         with self._locked(wait_s=self.settle_wait_s):
@@ -333,7 +339,7 @@ class JsonFileLedger:
             counts["prompt_tokens"] += usage.prompt_tokens
             counts["completion_tokens"] += usage.completion_tokens
             try:
-                self._write(counts)
+                self._write(counts, sync_folder=False)
             except OSError as exc:
                 raise LedgerUnavailable(f"{self.path}: cannot write: {exc.strerror}") from None
 
