@@ -175,7 +175,19 @@ class Gateway:
         started = time.perf_counter()
         response: ProviderResponse | None = None
         try:
-            response = await _within(provider, request)
+            # the attempt clock, inline (one coroutine frame less on every resume)
+            try:
+                async with asyncio.timeout(provider.timeout_s) as clock:
+                    response = await provider.complete(request)
+            except TimeoutError:
+                if not clock.expired():
+                    raise
+                raise AttemptTimeout(
+                    f"{provider.name}: no answer within {provider.timeout_s} s; "
+                    "a late answer is discarded",
+                    limit_s=provider.timeout_s,
+                    provider=provider.name,
+                ) from None
         except BaseException as error:
             latency = time.perf_counter() - started
             await self._settle(reservation, estimate)
@@ -279,22 +291,6 @@ class Gateway:
             close = getattr(provider, "aclose", None)
             if close is not None:
                 await close()
-
-
-async def _within(provider: Provider, request: ModelRequest) -> ProviderResponse:
-    """``provider.complete`` under the caller-side attempt clock."""
-    try:
-        async with asyncio.timeout(provider.timeout_s) as clock:
-            return await provider.complete(request)
-    except TimeoutError:
-        if clock.expired():
-            raise AttemptTimeout(
-                f"{provider.name}: no answer within {provider.timeout_s} s; "
-                "a late answer is discarded",
-                limit_s=provider.timeout_s,
-                provider=provider.name,
-            ) from None
-        raise
 
 
 def _body_of(provider: Provider, request: ModelRequest) -> dict[str, Any] | None:

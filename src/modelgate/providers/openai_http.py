@@ -20,6 +20,11 @@ from modelgate.recording import scrub
 from modelgate.types import ModelRequest, ProviderResponse
 
 
+def _with_body(error: CallFailed, body: dict[str, Any]) -> CallFailed:
+    error.request_body = body
+    return error
+
+
 def _no_constants(token: str) -> Any:
     raise ValueError(f"{token} is not valid JSON")
 
@@ -87,25 +92,32 @@ class OpenAICompatibleProvider:
             {**body, **scrub(self.config.extra_body)} if self.config.extra_body else body
         )
         try:
-            return await self._send(body, recorded_body)
+            response = await self._client_for_this_loop().post(
+                self.url, content=json.dumps(body).encode()
+            )
+        except httpx.TimeoutException:
+            raise _with_body(
+                AttemptTimeout(
+                    f"{self.name}: httpx timeout after {self.timeout_s + 1.0} s",
+                    limit_s=self.timeout_s,
+                    provider=self.name,
+                ),
+                recorded_body,
+            ) from None
+        except httpx.TransportError as exc:
+            raise _with_body(
+                TransportError(
+                    f"{self.name}: {type(exc).__name__} talking to {self.url}", provider=self.name
+                ),
+                recorded_body,
+            ) from None
+        try:
+            return self._read(response, recorded_body)
         except CallFailed as exc:
             exc.request_body = recorded_body
             raise
 
-    async def _send(self, body: dict[str, Any], recorded_body: dict[str, Any]) -> ProviderResponse:
-        try:
-            client = self._client_for_this_loop()
-            response = await client.post(self.url, content=json.dumps(body).encode())
-        except httpx.TimeoutException:
-            raise AttemptTimeout(
-                f"{self.name}: httpx timeout after {self.timeout_s + 1.0} s",
-                limit_s=self.timeout_s,
-                provider=self.name,
-            ) from None
-        except httpx.TransportError as exc:
-            raise TransportError(
-                f"{self.name}: {type(exc).__name__} talking to {self.url}", provider=self.name
-            ) from None
+    def _read(self, response: httpx.Response, recorded_body: dict[str, Any]) -> ProviderResponse:
         if response.status_code != 200:
             raise _wire.status_error(
                 response.status_code,
