@@ -135,9 +135,11 @@ class RecordSet:
         return "".join(parts), ids
 
     def _text_record(self, prefix: str, item: Item, **fields: Any) -> dict[str, Any]:
-        text, unread = self._unread_text(item.text, item.source)
-        if unread:
-            fields["unread_refs"] = unread
+        text = item.text
+        if "\n" in text or "```" in text or "~~~" in text:  # else nothing is left unread
+            text, unread = self._unread_text(text, item.source)
+            if unread:
+                fields["unread_refs"] = unread
         return self._new(prefix, item.source, text, **fields)
 
     # -- documents ------------------------------------------------------------------------
