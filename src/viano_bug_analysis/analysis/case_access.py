@@ -89,8 +89,10 @@ def verify_built_case(
         payload.get("analysis_revision"),
     ) != (case_id, package_id, revision):
         raise _fail("checkpoint_invalid", "the case-built checkpoint names other identities")
+    recorded = payload.get("canonical_case")
+    if not isinstance(recorded, str) or not recorded:
+        raise _fail("checkpoint_invalid", "the case-built checkpoint names no canonical_case")
     member = manifest.pointers.get(POINTER_CANONICAL_CASE)
-    recorded = payload.get("canonical_case", payload.get("case_member", member))
     if not member or member != recorded or not member.startswith(revision_dir(revision)):
         raise _fail(
             "pointer_invalid",

@@ -1,0 +1,153 @@
+"""Every verification code of a built case stops the interpretation before any request.
+
+A built package is copied with one change (manifest pointer, checkpoint payload, case,
+context), added to a fresh store and interpreted: the call raises its code and the
+provider is never asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from interp_support import CASE_ID, PACKAGE_ID, built_store, reply, scripted_gateway
+
+from viano_bug_analysis.analysis import CaseInterpreter, InterpretationError, OutcomeStatus
+from viano_bug_analysis.packages import PackageStore
+
+CASE = "analysis/revisions/0001/canonical_case.json"
+CHECKPOINT = "analysis/revisions/0001/checkpoints/case-built.json"
+CONTEXT = "analysis/interpretations/0001/context.json"
+
+Change = Callable[[dict[str, bytes]], None]
+
+
+def _json(members: dict[str, bytes], name: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(members[name])  # type: ignore[no-any-return]
+
+
+def _put(members: dict[str, bytes], name: str, obj: object) -> None:
+    members[name] = json.dumps(obj, sort_keys=True, indent=2).encode("utf-8")
+
+
+def _pointer_to(target: str, *, checkpoint_too: bool = False) -> Change:
+    def change(members: dict[str, bytes]) -> None:
+        manifest = _json(members, "manifest.json")
+        manifest["pointers"]["canonical_case"] = target
+        _put(members, "manifest.json", manifest)
+        if checkpoint_too:
+            payload = _json(members, CHECKPOINT)
+            payload["canonical_case"] = target
+            _put(members, CHECKPOINT, payload)
+
+    return change
+
+
+def _checkpoint(edit: Callable[[dict], None]) -> Change:  # type: ignore[type-arg]
+    def change(members: dict[str, bytes]) -> None:
+        payload = _json(members, CHECKPOINT)
+        edit(payload)
+        _put(members, CHECKPOINT, payload)
+
+    return change
+
+
+def _drop_completeness_record(members: dict[str, bytes]) -> None:
+    """Q0001 removed from the case; the checkpoint's hash follows, so only the case's
+    content is wrong."""
+    case = _json(members, CASE)
+    case["records"] = [r for r in case["records"] if r["id"] != "Q0001"]
+    data = json.dumps(case).encode("utf-8")
+    members[CASE] = data
+    payload = _json(members, CHECKPOINT)
+    payload["case_sha256"] = hashlib.sha256(data).hexdigest()
+    _put(members, CHECKPOINT, payload)
+
+
+def _copy_with(source: Path, target: Path, change: Change) -> Path:
+    with zipfile.ZipFile(source) as zin:
+        members = {info.filename: zin.read(info.filename) for info in zin.infolist()}
+        infos = zin.infolist()
+    change(members)
+    with zipfile.ZipFile(target, "w") as zout:
+        for info in infos:
+            zout.writestr(info, members[info.filename])
+    return target
+
+
+@pytest.mark.parametrize(
+    ("change", "code"),
+    [
+        (_pointer_to("original/intake.json"), "interpretation.pointer_invalid"),
+        (
+            _pointer_to("original/intake.json", checkpoint_too=True),
+            "interpretation.pointer_invalid",
+        ),
+        (
+            _checkpoint(lambda p: p.update(case_id="other-case")),
+            "interpretation.checkpoint_invalid",
+        ),
+        (_checkpoint(lambda p: p.update(analysis_revision=2)), "interpretation.checkpoint_invalid"),
+        (_checkpoint(lambda p: p.pop("canonical_case")), "interpretation.checkpoint_invalid"),
+        (
+            _checkpoint(lambda p: p.update(raw_input_fingerprint="0" * 64)),
+            "interpretation.checkpoint_invalid",
+        ),
+        (
+            lambda m: m.__setitem__(CHECKPOINT, b"{not json"),
+            "interpretation.checkpoint_invalid",
+        ),
+        (_drop_completeness_record, "interpretation.case_invalid"),
+        (lambda m: m.__setitem__(CASE, b"[1, 2]"), "interpretation.case_hash_mismatch"),
+    ],
+    ids=[
+        "pointer-other-member",
+        "pointer-and-checkpoint-outside-revision",
+        "checkpoint-other-case",
+        "checkpoint-other-revision",
+        "checkpoint-without-canonical-case",
+        "checkpoint-other-raw-fingerprint",
+        "checkpoint-not-json",
+        "case-without-q0001",
+        "case-bytes-changed",
+    ],
+)
+async def test_each_verification_code_stops_before_any_request(
+    tmp_path: Path, change: Change, code: str
+) -> None:
+    store = built_store(tmp_path / "one")
+    changed = _copy_with(store.current(CASE_ID, PACKAGE_ID).path, tmp_path / "changed.zip", change)
+    other = PackageStore.init(tmp_path / "two")
+    other.add(changed)
+    before = other.current(CASE_ID, PACKAGE_ID).generation
+    gateway, provider = scripted_gateway(reply({}))
+    with pytest.raises(InterpretationError) as info:
+        await CaseInterpreter(other, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert info.value.code == code
+    assert provider.requests == []
+    assert other.current(CASE_ID, PACKAGE_ID).generation == before
+
+
+async def test_a_changed_preserved_context_stops_before_any_request(tmp_path: Path) -> None:
+    store = built_store(tmp_path / "one")
+    gateway, provider = scripted_gateway(reply({}))  # an invalid answer: rejected
+    first = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert first.status is OutcomeStatus.ERROR and len(provider.requests) == 1
+
+    def change(members: dict[str, bytes]) -> None:
+        context = _json(members, CONTEXT)
+        context["catalogue"] = context["catalogue"][:-1]
+        _put(members, CONTEXT, context)
+
+    changed = _copy_with(store.current(CASE_ID, PACKAGE_ID).path, tmp_path / "c.zip", change)
+    other = PackageStore.init(tmp_path / "two")
+    other.add(changed)
+    fresh, fresh_provider = scripted_gateway(reply({}))
+    with pytest.raises(InterpretationError) as info:
+        await CaseInterpreter(other, fresh).interpret(CASE_ID, PACKAGE_ID, attempt_id="second")
+    assert info.value.code == "interpretation.context_invalid"
+    assert fresh_provider.requests == []
