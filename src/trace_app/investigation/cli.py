@@ -119,7 +119,9 @@ def ledger() -> None:
 
 def record_demo(
     output: Path | None = typer.Option(
-        None, help="Where to write (default: the demo/recorded_investigations.json shipped)."
+        None,
+        help="Where to write. Default: TRACE_RECORDED_INVESTIGATIONS if set, else "
+        "demo/recorded_investigations.json at the root of the checkout Trace runs from.",
     ),
 ) -> None:
     """Record real runs of the two seeded reports with the configured model (2-3 calls)."""
@@ -128,7 +130,7 @@ def record_demo(
     from trace_app.investigation.demo_recording import RecordingFailed
     from trace_app.investigation.demo_recording import record_demo as run_recording
     from trace_app.investigation.model_settings import ModelSettings
-    from trace_app.investigation.recorded import default_path
+    from trace_app.investigation.recorded import default_output
     from trace_app.investigation.service import ledger_factory_for
 
     settings = _settings()
@@ -137,7 +139,14 @@ def record_demo(
     except ModelSettingsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    target = output or default_path()
+    target = output or default_output()
+    if target is None:
+        typer.echo(
+            "error: Trace is not running from a checkout and TRACE_RECORDED_INVESTIGATIONS "
+            "is unset; pass --output PATH",
+            err=True,
+        )
+        raise typer.Exit(2)
     try:
         outcome = asyncio.run(
             run_recording(

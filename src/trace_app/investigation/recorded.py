@@ -1,5 +1,13 @@
 """REPLAYED demo runs: ``demo/recorded_investigations.json`` and its reset hook.
 
+Where the file is (:func:`default_path`, one place): ``TRACE_RECORDED_INVESTIGATIONS``
+when set; otherwise ``demo/recorded_investigations.json`` at the root of the repository
+checkout ``trace_app`` is imported from (found from the package's own location, so
+``trace serve`` and ``trace reset`` find it from any folder); otherwise a copy shipped
+inside the package (``trace_app/demo/``) if a build put one there. With none of these
+(an installed wheel without the copy) Reset logs a warning and creates no REPLAYED runs.
+See ``docs/decisions/0031``.
+
 The file holds real model runs of the two seeded reports, written only by
 ``trace record-demo`` (:func:`write_recorded`) from live investigations. After every reset
 :func:`recreate_replayed_runs` re-creates each recorded run as a REPLAYED
@@ -26,7 +34,6 @@ import os
 import tempfile
 from dataclasses import asdict
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +55,8 @@ log = logging.getLogger(__name__)
 
 FORMAT = "trace-recorded-investigations-v1"
 PATH_ENV = "TRACE_RECORDED_INVESTIGATIONS"
+FILE_NAME = "recorded_investigations.json"
+CHECKOUT_FILE = Path("demo") / FILE_NAME
 
 
 class RecordedRunsError(ValueError):
@@ -97,20 +106,52 @@ class RecordedFile(BaseModel):
     runs: list[RecordedRun]
 
 
-def default_path() -> Path:
-    """``TRACE_RECORDED_INVESTIGATIONS`` when set, else the file shipped in ``trace_app.demo``."""
+def checkout_root(package_dir: Path | None = None) -> Path | None:
+    """The repository root when ``trace_app`` runs from a checkout (``src/trace_app`` next
+    to ``pyproject.toml``, as with the editable install), else ``None`` (an installed wheel).
+    The working directory plays no part."""
+    package = (package_dir or Path(__file__).resolve().parent.parent).resolve()
+    root = package.parent.parent
+    if package.parent.name == "src" and (root / "pyproject.toml").is_file():
+        return root
+    return None
+
+
+def default_path(package_dir: Path | None = None) -> Path | None:
+    """Where Reset reads the recorded runs: ``TRACE_RECORDED_INVESTIGATIONS``, else the
+    checkout's ``demo/`` file, else a copy shipped in the package if one exists, else
+    ``None``."""
+    chosen = default_output(package_dir)
+    if chosen is not None:
+        return chosen
+    packaged = (package_dir or Path(__file__).resolve().parent.parent) / "demo" / FILE_NAME
+    return packaged if packaged.is_file() else None
+
+
+def default_output(package_dir: Path | None = None) -> Path | None:
+    """Where ``trace record-demo`` writes by default: ``TRACE_RECORDED_INVESTIGATIONS``,
+    else the checkout's ``demo/`` file; never into an installed package (``None``)."""
     override = os.environ.get(PATH_ENV, "").strip()
     if override:
-        return Path(override)
-    return Path(str(resources.files("trace_app").joinpath("demo", "recorded_investigations.json")))
+        return Path(override).expanduser()
+    root = checkout_root(package_dir)
+    return root / CHECKOUT_FILE if root is not None else None
 
 
 def load_recorded(path: Path | None = None) -> list[RecordedRun]:
-    """The recorded runs; ``[]`` when the file does not exist; ``RecordedRunsError`` if bad."""
+    """The recorded runs; ``[]`` (logged) when there is no file; ``RecordedRunsError`` if bad."""
     path = path or default_path()
+    if path is None:
+        log.warning(
+            "no recorded investigations: not running from a checkout and %s is unset, "
+            "so Reset creates no REPLAYED runs",
+            PATH_ENV,
+        )
+        return []
     try:
         data = path.read_bytes()
     except FileNotFoundError:
+        log.warning("no recorded investigations at %s, so Reset creates no REPLAYED runs", path)
         return []
     try:
         parsed = RecordedFile.model_validate_json(data)

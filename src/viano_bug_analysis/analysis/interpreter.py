@@ -27,7 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelgate.types import ModelRequest
-from viano_bug_analysis.analysis.case_access import BuiltCase, verify_built_case
+from viano_bug_analysis.analysis.case_access import (
+    BuiltCase,
+    check_identities,
+    verify_built_case,
+)
 from viano_bug_analysis.analysis.errors import InterpretationError
 from viano_bug_analysis.analysis.limits import InterpretationLimits
 from viano_bug_analysis.analysis.output_model import InterpretationOutput
@@ -181,6 +185,7 @@ class CaseInterpreter:
                 "attempt_id must be 1-64 characters of letters, digits, '.', '_', ':' or '-'",
                 code="interpretation.attempt_id_invalid",
             )
+        check_identities(case_id, package_id)
         try:
             with self.store.lock(case_id, package_id) as op:
                 return await self._interpret(op, case_id, package_id, attempt_id, resume)
