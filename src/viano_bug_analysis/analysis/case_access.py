@@ -26,6 +26,7 @@ from viano_bug_analysis.packages import (
     PackageReader,
     revision_dir,
 )
+from viano_bug_analysis.packages.format import check_identity
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,16 @@ class BuiltCase:
 
 def _fail(code: str, message: str, **details: Any) -> InterpretationError:
     return InterpretationError(message, code=f"interpretation.{code}", **details)
+
+
+def check_identities(case_id: object, package_id: object) -> None:
+    """A malformed case_id or package_id is the caller's input error
+    (``interpretation.identity_invalid``), checked before the store is touched."""
+    for value, what in ((case_id, "case_id"), (package_id, "package_id")):
+        try:
+            check_identity(value, what)
+        except PackageError as exc:
+            raise _fail("identity_invalid", exc.message, field=what) from None
 
 
 def parse_case(data: bytes) -> dict[str, Any]:

@@ -14,9 +14,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from interp_support import CASE_ID, PACKAGE_ID, built_store, reply, scripted_gateway
+from interp_support import (
+    CASE_ID,
+    PACKAGE_ID,
+    answer_for,
+    built_store,
+    prepared_context,
+    reply,
+    scripted_gateway,
+)
 
 from viano_bug_analysis.analysis import CaseInterpreter, InterpretationError, OutcomeStatus
+from viano_bug_analysis.case import CaseBuilderLimits
 from viano_bug_analysis.packages import PackageStore
 
 CASE = "analysis/revisions/0001/canonical_case.json"
@@ -151,3 +160,41 @@ async def test_a_changed_preserved_context_stops_before_any_request(tmp_path: Pa
         await CaseInterpreter(other, fresh).interpret(CASE_ID, PACKAGE_ID, attempt_id="second")
     assert info.value.code == "interpretation.context_invalid"
     assert fresh_provider.requests == []
+
+
+@pytest.mark.parametrize(
+    ("case_id", "package_id", "field"),
+    [
+        ("../../etc", PACKAGE_ID, "case_id"),
+        (CASE_ID, "supplied/../x", "package_id"),
+        ("", "p", "case_id"),
+    ],
+)
+async def test_a_malformed_identity_is_an_input_error_not_storage(
+    tmp_path: Path, case_id: str, package_id: str, field: str
+) -> None:
+    store = built_store(tmp_path)
+    gateway, provider = scripted_gateway(reply({}))
+    with pytest.raises(InterpretationError) as info:
+        await CaseInterpreter(store, gateway).interpret(case_id, package_id)
+    assert info.value.code == "interpretation.identity_invalid"
+    assert info.value.details["field"] == field
+    assert provider.requests == []
+
+
+async def test_case_limits_are_the_ones_used_to_check_original(tmp_path: Path) -> None:
+    """CaseInterpreter(case_limits=...) re-checks original/ with those limits (not the
+    defaults): a bound below the supplied originals stops it, the default completes."""
+    store = built_store(tmp_path)
+    with store.current(CASE_ID, PACKAGE_ID).open() as reader:
+        original_bytes = sum(reader.size(n) for n in reader.original_files())
+    small = CaseBuilderLimits(max_original_bytes=original_bytes - 1)
+    gateway, provider = scripted_gateway(reply(answer_for(prepared_context(store).catalogue)))
+    with pytest.raises(InterpretationError) as info:
+        await CaseInterpreter(store, gateway, case_limits=small).interpret(CASE_ID, PACKAGE_ID)
+    assert info.value.code == "interpretation.limit.max_original_bytes"
+    assert provider.requests == []
+    exact = CaseBuilderLimits(max_original_bytes=original_bytes)
+    done = await CaseInterpreter(store, gateway, case_limits=exact).interpret(CASE_ID, PACKAGE_ID)
+    assert done.status is OutcomeStatus.COMPLETED
+    assert len(provider.requests) == 1
