@@ -22,9 +22,7 @@ import json
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -253,60 +251,48 @@ def bench_validation() -> None:
     )
 
 
-class _StubServer:
-    """Loopback OpenAI-compatible stub answering every request after ``delay`` seconds,
-    one thread per connection and a listen backlog deep enough for the whole batch.
+async def _stub_server(body: bytes, delay: float) -> None:
+    """A minimal HTTP/1.1 keep-alive server on asyncio: every POST is answered with
+    ``body`` ``delay`` seconds after its request arrived, in a single write (no Nagle
+    wait for a delayed ACK). Prints its port, serves until stdin closes, then prints how
+    many requests it answered."""
+    count = 0
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+    )
 
-    Replies go out without Nagle's delay (``TCP_NODELAY``), as any real HTTP server does:
-    otherwise the body, written after the headers, waits for the client's delayed ACK
-    (40 ms on Linux) and every request would look 40 ms slower than the stub's delay."""
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal count
+        try:
+            while True:
+                request_head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in request_head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                await reader.readexactly(length)
+                count += 1
+                await asyncio.sleep(delay)
+                writer.write(head + body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
 
-    def __init__(self, answer: str, delay: float) -> None:
-        body = json.dumps(StubResponse.answer(answer).body).encode()
-        self.count = 0
-        lock = threading.Lock()
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with lock:
-                    stub.count += 1
-                time.sleep(delay)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        class Server(ThreadingHTTPServer):
-            request_queue_size = 1024
-            daemon_threads = True
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    server = await asyncio.start_server(serve, "127.0.0.1", 0, backlog=1024)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sys.stdin.read)
+    server.close()
+    print(count, flush=True)
 
 
 def _serve_stub(answer_path: str, delay: float) -> None:
-    """The stub's own process: prints its port, serves until its stdin closes, then
-    prints how many requests it answered."""
-    server = _StubServer(Path(answer_path).read_text(encoding="utf-8"), delay)
-    print(server.port, flush=True)
-    sys.stdin.read()
-    server.close()
-    print(server.count, flush=True)
+    """Entry point of the stub's own process."""
+    answer = Path(answer_path).read_text(encoding="utf-8")
+    asyncio.run(_stub_server(json.dumps(StubResponse.answer(answer).body).encode(), delay))
 
 
 class _Stub:

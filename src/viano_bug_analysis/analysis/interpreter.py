@@ -139,6 +139,23 @@ class _Ready:
         self.reader.close()
 
 
+@dataclass(frozen=True, slots=True)
+class _HeldLock:
+    """A taken operation lock; ``close`` releases it. (A result that a cancellation makes
+    ``run_blocking`` drop is closed, so a lock taken just as the caller was cancelled is
+    released too.)"""
+
+    op: PackageOperation
+
+    @classmethod
+    def acquire(cls, op: PackageOperation) -> _HeldLock:
+        op.__enter__()
+        return cls(op)
+
+    def close(self) -> None:
+        self.op.__exit__(None, None, None)
+
+
 def _storage(exc: StoreError | PackageError | OSError) -> InterpretationError:
     code = getattr(exc, "code", "os_error")
     return InterpretationError(
@@ -187,8 +204,13 @@ class CaseInterpreter:
             )
         check_identities(case_id, package_id)
         try:
-            with self.store.lock(case_id, package_id) as op:
+            op = self.store.lock(case_id, package_id)
+            # taking and releasing the lock touch the disk (lock file, index connections)
+            held = await run_blocking(_HeldLock.acquire, op)
+            try:
                 return await self._interpret(op, case_id, package_id, attempt_id, resume)
+            finally:
+                await run_blocking(held.close)
         except (LockBusy, InterpretationError):
             raise
         except StoreError as exc:
