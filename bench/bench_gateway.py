@@ -2,10 +2,12 @@
 
 Both sides talk to the same loopback OpenAI-compatible stub (modelgate.testing, run in
 its own process like a real model server, so it does not compete for this process's
-GIL) over a kept-alive connection, interleaved, so the server's own cost cancels out. The gateway
-side builds the body, fingerprints the request, runs the caller-side clock, parses and
-validates the typed answer. A second figure adds a JSON ledger and the audit log
-(two fsynced writes per call) for information.
+GIL) over a kept-alive connection: each side its own client with the same httpx
+settings (keep-alive pool, no retries, no proxies from the environment) and the same
+body bytes; paired rounds after a warm-up, the order swapped every round, so the
+server's own cost and order effects cancel out. The gateway side builds the body,
+fingerprints the request, runs the caller-side clock, parses and validates the typed
+answer. A second figure adds a JSON ledger and the audit log for information.
 
 Run: .venv/bin/python bench/bench_gateway.py  (bounded to well under 60 s)
 """
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import multiprocessing
 import statistics
 import tempfile
@@ -29,6 +30,7 @@ from pydantic import BaseModel
 from modelgate.gateway import Gateway
 from modelgate.ledger import JsonFileLedger
 from modelgate.providers import OpenAICompatibleProvider, ProviderConfig
+from modelgate.providers.openai_http import encode_body
 from modelgate.recording import Recorder
 from modelgate.testing import StubChatServer, StubResponse
 from modelgate.typed import output_schema
@@ -87,10 +89,14 @@ async def measure(base_url: str) -> None:
             ledger=JsonFileLedger(Path(tmp) / "ledger.json", cap=1000),
             recorder=Recorder(Path(tmp) / "audit.jsonl"),
         )
-        body = json.dumps(provider.request_body(REQUEST)).encode()
+        body = encode_body(provider.request_body(REQUEST))  # the same bytes
         url = f"{base_url}/chat/completions"
-        async with httpx.AsyncClient(
-            headers={"Content-Type": "application/json"}, trust_env=False
+        async with httpx.AsyncClient(  # the provider's own client settings
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            timeout=httpx.Timeout(config.timeout_s + 1.0),
+            follow_redirects=False,
+            transport=httpx.AsyncHTTPTransport(retries=0),
+            trust_env=False,
         ) as client:
 
             async def bare() -> None:
@@ -105,15 +111,20 @@ async def measure(base_url: str) -> None:
                 await through_gateway()
             bare_times, gateway_times = [], []
             bare_cpu = gateway_cpu = 0.0
-            for _ in range(ROUNDS):
-                start, cpu = time.perf_counter(), time.process_time()
-                await bare()
-                bare_times.append(time.perf_counter() - start)
-                bare_cpu += time.process_time() - cpu
-                start, cpu = time.perf_counter(), time.process_time()
-                await through_gateway()
-                gateway_times.append(time.perf_counter() - start)
-                gateway_cpu += time.process_time() - cpu
+            for index in range(ROUNDS):
+                # paired rounds, the order swapped every round (A B, B A, ...): whatever
+                # the previous call leaves behind (a warm cache, a sleeping server
+                # thread) falls on both sides equally
+                for side in (0, 1) if index % 2 == 0 else (1, 0):
+                    start, cpu = time.perf_counter(), time.process_time()
+                    if side == 0:
+                        await bare()
+                        bare_times.append(time.perf_counter() - start)
+                        bare_cpu += time.process_time() - cpu
+                    else:
+                        await through_gateway()
+                        gateway_times.append(time.perf_counter() - start)
+                        gateway_cpu += time.process_time() - cpu
             guarded_times = []
             for _ in range(ROUNDS // 10):
                 start = time.perf_counter()

@@ -117,23 +117,19 @@ def request_fingerprint(request: ModelRequest, model: str) -> str:
     assembled from canonical pieces (keys in sorted order) so that the usually large,
     rarely changing output schema is serialised once per schema object.
     """
-    piece = _piece
+    # two encodes around the memoised schema; sorted keys put output_schema between
+    # output_name and prompt_version, so the joined text is the canonical JSON itself
+    head = _piece(
+        {
+            "max_output_tokens": request.max_output_tokens,
+            "messages": [{"content": m.content, "role": m.role} for m in request.messages],
+            "model": model,
+            "output_name": request.output_name,
+        }
+    )
+    tail = _piece({"prompt_version": request.prompt_version, "temperature": request.temperature})
     text = (
-        '{"max_output_tokens":'
-        + piece(request.max_output_tokens)
-        + ',"messages":'
-        + piece([{"content": m.content, "role": m.role} for m in request.messages])
-        + ',"model":'
-        + piece(model)
-        + ',"output_name":'
-        + piece(request.output_name)
-        + ',"output_schema":'
-        + _canonical_schema(request.output_schema)
-        + ',"prompt_version":'
-        + piece(request.prompt_version)
-        + ',"temperature":'
-        + piece(request.temperature)
-        + "}"
+        head[:-1] + ',"output_schema":' + _canonical_schema(request.output_schema) + "," + tail[1:]
     )
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return f"request-{SCHEME_VERSION}:sha256:{digest}"

@@ -41,7 +41,7 @@ from modelgate.errors import (
 from modelgate.fingerprint import request_fingerprint, request_material
 from modelgate.ledger import Ledger, Reservation
 from modelgate.providers.base import Provider
-from modelgate.recording import Exchange, Recorder, scrub, utc_now
+from modelgate.recording import Exchange, Recorder, scrub, utc_iso
 from modelgate.typed import parse_answer
 from modelgate.types import Answer, ModelRequest, OutputT, ProviderResponse, Usage, estimate_usage
 
@@ -168,10 +168,11 @@ class Gateway:
         if upstream and self.ledger is not None:
             # in a worker thread (fsync can take milliseconds); the context, and so an
             # ``exclusive()`` hold, goes with it. Cancelled meanwhile: counted, not sent.
+            # No ledger, no thread hop.
             reservation = await asyncio.to_thread(
                 self.ledger.reserve, estimated_tokens=estimate.total_tokens
             )
-        started_at = utc_now()
+        started_wall = time.time()  # formatted only when an exchange is recorded
         started = time.perf_counter()
         response: ProviderResponse | None = None
         try:
@@ -192,7 +193,7 @@ class Gateway:
             latency = time.perf_counter() - started
             await self._settle(reservation, estimate)
             self._record(
-                provider, request, fp, error, None, estimate, started_at, latency, attempt_number
+                provider, request, fp, error, None, estimate, started_wall, latency, attempt_number
             )
             raise
         latency = time.perf_counter() - started
@@ -203,11 +204,11 @@ class Gateway:
         except BadAnswer as error:
             error.request_body = response.request_body
             self._record(
-                provider, request, fp, error, response, usage, started_at, latency, attempt_number
+                provider, request, fp, error, response, usage, started_wall, latency, attempt_number
             )
             raise
         self._record(
-            provider, request, fp, None, response, usage, started_at, latency, attempt_number
+            provider, request, fp, None, response, usage, started_wall, latency, attempt_number
         )
         return Answer(
             value=value,
@@ -240,7 +241,7 @@ class Gateway:
         error: BaseException | None,
         response: ProviderResponse | None,
         usage: Usage,
-        started_at: str,
+        started_wall: float,
         latency: float,
         attempt_number: int,
     ) -> None:
@@ -275,7 +276,7 @@ class Gateway:
             response=response.raw if response is not None else None,
             usage=dataclasses.asdict(usage),
             error=None if error is None else f"{type(error).__name__}: {error}",
-            started_at=started_at,
+            started_at=utc_iso(started_wall),
             latency_s=round(latency, 6),
             attempt=attempt_number,
         )

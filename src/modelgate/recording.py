@@ -110,6 +110,11 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def utc_iso(timestamp: float) -> str:
+    """``utc_now``'s format for a ``time.time()`` value."""
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")
+
+
 class Recorder:
     """Appends exchanges to a JSONL file (created with its folder when missing)."""
 

@@ -17,6 +17,7 @@ import functools
 import json
 from typing import Any, TypeVar
 
+import orjson
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
@@ -96,10 +97,20 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not valid JSON")
 
 
+def _decode(text: str) -> Any:
+    """Strict JSON: orjson first (no NaN or Infinity); what it refuses is read again by
+    the standard decoder, so the accepted set and the error message stay those of
+    ``json.loads`` with NaN and Infinity refused."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text, parse_constant=_reject_constant)
+
+
 def parse_answer(text: str, model_cls: type[ModelT], *, provider: str | None = None) -> ModelT:
     """Parse and strictly validate an answer; ``OutOfSetAnswer`` or ``MalformedAnswer``."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = _decode(text)
     except (ValueError, TypeError) as exc:
         raise MalformedAnswer(
             f"answer is not JSON: {exc}", raw_text=text, provider=provider

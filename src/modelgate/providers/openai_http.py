@@ -12,6 +12,7 @@ import json
 from typing import Any, ClassVar
 
 import httpx
+import orjson
 
 from modelgate.errors import AttemptTimeout, CallFailed, MalformedAnswer, TransportError
 from modelgate.providers import _wire
@@ -27,6 +28,25 @@ def _with_body(error: CallFailed, body: dict[str, Any]) -> CallFailed:
 
 def _no_constants(token: str) -> Any:
     raise ValueError(f"{token} is not valid JSON")
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """The body's JSON bytes: orjson (compact, UTF-8) on the hot path; the standard
+    encoder for what orjson refuses (a non-string key, an integer beyond 64 bits)."""
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError:
+        return json.dumps(body).encode()
+
+
+def decode_body(content: bytes) -> Any:
+    """Strict JSON (no NaN or Infinity). orjson first; what it refuses is read again by
+    the standard decoder, which accepts a few things orjson does not (integers beyond
+    64 bits, lone surrogates) and refuses the same constants."""
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content, parse_constant=_no_constants)
 
 
 class OpenAICompatibleProvider:
@@ -92,9 +112,7 @@ class OpenAICompatibleProvider:
             {**body, **scrub(self.config.extra_body)} if self.config.extra_body else body
         )
         try:
-            response = await self._client_for_this_loop().post(
-                self.url, content=json.dumps(body).encode()
-            )
+            response = await self._client_for_this_loop().post(self.url, content=encode_body(body))
         except httpx.TimeoutException:
             raise _with_body(
                 AttemptTimeout(
@@ -126,7 +144,7 @@ class OpenAICompatibleProvider:
                 self.name,
             )
         try:
-            payload = json.loads(response.content, parse_constant=_no_constants)
+            payload = decode_body(response.content)
         except ValueError:  # also invalid UTF-8
             raise MalformedAnswer(
                 "response body is not JSON",
