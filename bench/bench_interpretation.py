@@ -153,7 +153,7 @@ def _context_ratio(label: str, data: bytes, limits: InterpretationLimits) -> flo
     records = data.count(b'"id":"')
     print(
         f"[context/{label}] case {len(data) / MIB:.2f} MiB, {records} records -> context "
-        f"{size / 1024:.0f} KiB (texts cut at {limits.max_text_chars} chars)"
+        f"{size / 1024:.0f} KiB (limit {limits.max_context_bytes // 1024} KiB)"
     )
     print(
         f"[context/{label}] build {ours * 1000:.1f} ms vs json.loads {base * 1000:.1f} ms: "

@@ -18,9 +18,8 @@ class InterpretationLimits:
     """Defaults: 8 MiB canonical case, 512 KiB context, 2048 catalogue entries,
     2 MiB accepted output, 2 MiB Markdown.
 
-    ``max_text_chars`` bounds one text field copied into the context (longer text is cut
-    deterministically and marked with its full length), so that one long
-    comment cannot crowd out the rest of the case.
+    Texts enter the context whole; only a context over ``max_context_bytes`` has its
+    longest texts shortened (explicitly marked; see ``prompt_builder``).
     """
 
     max_case_bytes: int = 8 * MIB
@@ -28,7 +27,6 @@ class InterpretationLimits:
     max_catalogue_entries: int = 2048
     max_output_bytes: int = 2 * MIB
     max_markdown_bytes: int = 2 * MIB
-    max_text_chars: int = 2048
 
     def __post_init__(self) -> None:
         for name in (
@@ -37,7 +35,6 @@ class InterpretationLimits:
             "max_catalogue_entries",
             "max_output_bytes",
             "max_markdown_bytes",
-            "max_text_chars",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -14,10 +14,15 @@ in case order, valid only under ``alias_scope``; ids inside a record's fields (`
 ``value_ref``, ``mentions`` ...) are translated to catalogue ids. Nothing outside the
 case document is read: original/ members, attachments, logs left unread by CaseBuilder
 (X records) and facts given only by ``value_ref`` stay unread; only their metadata is in
-the context. Text longer than ``max_text_chars`` is cut and marked with its full length;
-the entry's pointer locates the whole text in the hashed case. The bytes are canonical
-JSON, so the same case always gives the same context, context hash and request
-fingerprint.
+the context. Texts are copied whole. Only when the whole context would exceed
+``max_context_bytes`` are texts shortened, longest first: every text longer than one
+common cap (the largest that makes the context fit) keeps its first ``cap`` characters
+and a ``[cut: N characters in all]`` marker, and its entry lists it under ``shortened``
+(``field``: JSON pointer inside the record, ``chars``, ``sha256`` of the whole UTF-8
+text), so the entry's ``pointer`` plus ``field`` locate the whole text in the hashed
+case. If the context is still too large with every text shortened to nothing, the
+limit error is raised. The bytes are canonical JSON, so the same case always gives the
+same context, context hash and request fingerprint.
 """
 
 from __future__ import annotations
@@ -120,7 +125,7 @@ class PromptBuilder:
             )
         completeness = catalogue.get(COMPLETENESS_ID) or {}
         data = completeness.get("data", {})
-        context = {
+        context: dict[str, Any] = {
             "format": CONTEXT_FORMAT,
             "case_id": case.case_id,
             "package_id": case.package_id,
@@ -137,8 +142,40 @@ class PromptBuilder:
         }
         body = canonical_json(context)
         if len(body) > self.limits.max_context_bytes:
-            raise _limit("max_context_bytes", self.limits.max_context_bytes, len(body))
+            context, body = self._shortened(context, len(body))
+            catalogue = Catalogue(context["catalogue"])
         return PreparedContext(context, body, hashlib.sha256(body).hexdigest(), catalogue)
+
+    def _shortened(self, context: dict[str, Any], full_size: int) -> tuple[dict[str, Any], bytes]:
+        """The context with its longest texts shortened to the largest common cap that
+        makes it fit ``max_context_bytes`` (binary search; deterministic)."""
+        limit = self.limits.max_context_bytes
+        entries: list[dict[str, Any]] = context["catalogue"]
+        longest = max((_longest_text(e["data"], ()) for e in entries), default=0)
+
+        def attempt(cap: int) -> tuple[dict[str, Any], bytes]:
+            shortened = dict(context, catalogue=[_shorten_entry(e, cap) for e in entries])
+            return shortened, canonical_json(shortened)
+
+        best = attempt(0)
+        if len(best[1]) > limit:
+            raise InterpretationError(
+                f"max context bytes: {full_size} exceeds InterpretationLimits."
+                f"max_context_bytes = {limit}, and still {len(best[1])} with every text "
+                "shortened",
+                code="interpretation.limit.max_context_bytes",
+                limit=limit,
+                value=full_size,
+            )
+        low, high = 0, longest  # attempt(low) fits; attempt(longest) is the whole context
+        while high - low > 1:
+            middle = (low + high) // 2
+            candidate = attempt(middle)
+            if len(candidate[1]) <= limit:
+                low, best = middle, candidate
+            else:
+                high = middle
+        return best
 
     @staticmethod
     def _catalogue_ids(records: list[Any]) -> dict[str, str]:
@@ -193,17 +230,12 @@ class PromptBuilder:
         if isinstance(value, str):
             if ids is not None and value in ids:
                 return ids[value]
-            return value if len(value) <= self.limits.max_text_chars else self._cut(value)
+            return value
         if isinstance(value, list):
             return [self._project(v, ids) for v in value]
         if isinstance(value, Mapping):
             return {str(k): self._project(v, ids) for k, v in value.items()}
         return value
-
-    def _cut(self, text: str) -> str:
-        """The first ``max_text_chars`` characters and how long the whole text is (the
-        entry's ``pointer`` says where the whole text is in the hashed case)."""
-        return f"{text[: self.limits.max_text_chars]} [cut: {len(text)} characters in all]"
 
     def request(self, prepared: PreparedContext, max_output_tokens: int) -> ModelRequest:
         """The model request: the versioned system prompt, the context as data."""
@@ -221,6 +253,61 @@ class PromptBuilder:
             temperature=0.0,
             max_output_tokens=max_output_tokens,
         )
+
+
+def _longest_text(value: Any, path: tuple[str, ...]) -> int:
+    """The length of the longest shortenable text under ``value`` (reference fields,
+    which hold catalogue ids, are never shortened)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list):
+        return max((_longest_text(v, path) for v in value), default=0)
+    if isinstance(value, Mapping):
+        return max(
+            (
+                _longest_text(v, (*path, str(k)))
+                for k, v in value.items()
+                if not (not path and k in _REFERENCE_FIELDS)
+            ),
+            default=0,
+        )
+    return 0
+
+
+def _pointer_token(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _shorten_entry(entry: dict[str, Any], cap: int) -> dict[str, Any]:
+    """``entry`` with every text longer than ``cap`` characters shortened and listed
+    under ``shortened``; the same object when nothing is longer."""
+    if _longest_text(entry["data"], ()) <= cap:
+        return entry
+    marks: list[dict[str, Any]] = []
+
+    def walk(value: Any, path: tuple[str, ...]) -> Any:
+        if isinstance(value, str):
+            if len(value) <= cap:
+                return value
+            marks.append(
+                {
+                    "field": "".join("/" + _pointer_token(p) for p in path),
+                    "chars": len(value),
+                    "sha256": hashlib.sha256(value.encode("utf-8")).hexdigest(),
+                }
+            )
+            return f"{value[:cap]} [cut: {len(value)} characters in all]"
+        if isinstance(value, list):
+            return [walk(v, (*path, str(i))) for i, v in enumerate(value)]
+        if isinstance(value, Mapping):
+            return {
+                k: (v if not path and k in _REFERENCE_FIELDS else walk(v, (*path, k)))
+                for k, v in value.items()
+            }
+        return value
+
+    data = walk(entry["data"], ())
+    return dict(entry, data=data, shortened=marks)
 
 
 def _limit(name: str, limit: int, value: int) -> InterpretationError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 
@@ -89,14 +90,60 @@ def test_inline_facts_and_comments_keep_authors_and_timestamps(tmp_path: Path) -
     assert fact["inline"] and fact["origin"] == "original" and fact["author"] == "reporter-a"
 
 
-def test_long_text_is_cut_with_length_and_hash(tmp_path: Path) -> None:
+def test_long_text_is_kept_whole_when_the_context_fits(tmp_path: Path) -> None:
     intake = copy.deepcopy(BASIC_INTAKE)
-    intake["comments"] = [{"text": "word " * 2000, "author": "tester-b"}]
-    context = prepared_context(
-        built_store(tmp_path, intake), limits=InterpretationLimits(max_text_chars=100)
+    long_text = "word " * 2000
+    intake["comments"] = [{"text": long_text, "author": "tester-b"}]
+    context = prepared_context(built_store(tmp_path, intake))
+    comment = context.catalogue.get("C0001")
+    assert comment is not None
+    assert comment["data"]["text"] == long_text  # 10000 characters, whole
+    assert "shortened" not in comment
+    assert all("shortened" not in e for e in context.context["catalogue"])
+
+
+def test_only_an_oversized_context_shortens_its_longest_texts(tmp_path: Path) -> None:
+    intake = copy.deepcopy(BASIC_INTAKE)
+    intake["comments"] = [
+        {"text": "alpha " * 3000, "author": "tester-b"},
+        {"text": "beta " * 800, "author": "tester-c"},
+        {"text": "A short comment stays as it is.", "author": "tester-d"},
+    ]
+    store = built_store(tmp_path, intake)
+    whole = prepared_context(store)
+    with store.current(CASE_ID, PACKAGE_ID).open() as reader:
+        case = json.loads(reader.read(reader.require_manifest().pointers["canonical_case"]))
+    limit = len(whole.context_bytes) - 10_000
+    limits = InterpretationLimits(max_context_bytes=limit)
+    cut = prepared_context(store, limits=limits)
+    again = prepared_context(store, limits=limits)
+    assert cut.context_bytes == again.context_bytes  # deterministic
+    assert len(cut.context_bytes) <= limit
+    shortened = [e for e in cut.context["catalogue"] if "shortened" in e]
+    assert shortened and shortened[0]["id"] == "C0001"
+    for entry in shortened:
+        record = case["records"][int(entry["pointer"].rsplit("/", 1)[1])]
+        for mark in entry["shortened"]:
+            field = mark["field"].lstrip("/").split("/")
+            original = record
+            for token in field:
+                original = original[int(token)] if isinstance(original, list) else original[token]
+            assert mark["chars"] == len(original)
+            assert mark["sha256"] == hashlib.sha256(original.encode("utf-8")).hexdigest()
+            kept = entry["data"]
+            for token in field:
+                kept = kept[int(token)] if isinstance(kept, list) else kept[token]
+            assert kept.endswith(f" [cut: {len(original)} characters in all]")
+            assert original.startswith(kept[: kept.rindex(" [cut: ")])
+    short = next(
+        e for e in cut.context["catalogue"] if e["data"].get("text", "").startswith("A short")
     )
-    text = context.catalogue.get("C0001")["data"]["text"]  # type: ignore[index]
-    assert len(text) < 300 and text.endswith(" [cut: 10000 characters in all]")
+    assert "shortened" not in short
+    assert short["data"]["text"] == "A short comment stays as it is."
+    # everything that is not shortened is the same as in the whole context
+    for before, after in zip(whole.context["catalogue"], cut.context["catalogue"], strict=True):
+        if "shortened" not in after:
+            assert before == after
 
 
 def _case(tmp_path: Path, intake: dict | None = None):  # type: ignore[no-untyped-def]
