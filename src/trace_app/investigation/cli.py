@@ -100,6 +100,13 @@ def investigate(
         )
     for citation in result.citations:
         typer.echo(f"cited [{citation.source}]: {citation.excerpt}")
+    saved = result.latest_saved
+    if saved is not None:
+        typer.echo(
+            f"most recent saved result (not this check's answer): {saved.status.value}, "
+            f"mode {saved.mode.value if saved.mode else '-'}, model {saved.model}, "
+            f"run at {saved.run_at.isoformat() if saved.run_at else '-'}"
+        )
 
 
 def ledger() -> None:

@@ -73,7 +73,12 @@ class Citation:
 @dataclass(frozen=True, slots=True)
 class InvestigationResult:
     """What an investigation ended with. ``mode`` is ``None`` when no model answered now
-    and no saved run was shown (PARTIAL before a call, UNAVAILABLE, BUDGET_LIMIT)."""
+    and no saved run was shown (PARTIAL before a call, UNAVAILABLE, BUDGET_LIMIT).
+
+    ``latest_saved`` is set only on a refused check (UNAVAILABLE, BUDGET_LIMIT): the
+    report's most recent saved or replayed run, exactly as ``GET .../investigation`` shows
+    it, so saved and recorded results still display. It is not this check's answer.
+    """
 
     report_id: str
     status: Status
@@ -90,6 +95,7 @@ class InvestigationResult:
     fingerprint: str | None = None
     requests_sent: int = 0
     saved: bool = False
+    latest_saved: InvestigationResult | None = None
 
     @property
     def status_meaning(self) -> str:
@@ -117,6 +123,9 @@ class InvestigationResult:
             "fingerprint": self.fingerprint,
             "reason": self.reason,
             "saved": self.saved,
+            "latest_saved_run": (
+                self.latest_saved.as_json() if self.latest_saved is not None else None
+            ),
         }
 
 

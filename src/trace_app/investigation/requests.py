@@ -4,12 +4,19 @@ Each prompt file holds the instruction text (label definitions included: they mu
 the model as text, not as schema decoration), a ``=== user ===`` line, and the user
 message template. Report texts are substituted as data with ``string.Template``; nothing
 in a report can change the instructions.
+
+In the user message each report sits between a ``<<<`` line and a ``>>>`` line. So that no
+report can fake the end of its block, :func:`as_data` breaks every run of three or more
+``<`` or ``>`` in substituted text (``>>>`` becomes ``> >>``). Text without such runs is
+passed unchanged, byte for byte, so the requests (and the recorded runs) of every other
+report are what they were (``docs/decisions/0035``).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 import string
 from importlib import resources
 
@@ -28,6 +35,15 @@ PROMPT_VERSION = "report-lineage-v4"
 ATTRIBUTION_FILE = f"{PROMPT_VERSION}-attribution.txt"
 SUPPORT_FILE = f"{PROMPT_VERSION}-support.txt"
 USER_MARKER = "=== user ==="
+
+
+_DELIMITER_RUN = re.compile(r"([<>])(?=\1\1)")
+
+
+def as_data(text: str) -> str:
+    """``text`` with no run of three ``<`` or ``>`` left (a space after all but the last
+    two of a run), so it cannot open or close a data block; otherwise unchanged."""
+    return _DELIMITER_RUN.sub(r"\1 ", text)
 
 
 @functools.cache
@@ -66,8 +82,8 @@ def attribution_request(
         output_type,
         {
             "menu": json.dumps([*menu.names, NO_SOURCE], ensure_ascii=False),
-            "source": report.source,
-            "report_text": report.text,
+            "source": as_data(report.source),
+            "report_text": as_data(report.text),
         },
     )
 
@@ -78,9 +94,9 @@ def support_request(report: ReportEvidence, referenced: ReportEvidence) -> Model
         "SupportResult",
         SupportResult,
         {
-            "source": report.source,
-            "report_text": report.text,
-            "referenced_source": referenced.source,
-            "referenced_text": referenced.text,
+            "source": as_data(report.source),
+            "report_text": as_data(report.text),
+            "referenced_source": as_data(referenced.source),
+            "referenced_text": as_data(referenced.text),
         },
     )

@@ -212,7 +212,9 @@ class InvestigationService:
             return saved
         refused = self._refuse_live(passphrase)
         if refused is not None:
-            return replace(refused, report_id=report_id, fingerprint=prepared.fingerprint)
+            return self._with_latest_saved(
+                replace(refused, report_id=report_id, fingerprint=prepared.fingerprint)
+            )
         result = await self._live(prepared, force_live=force_live)
         log.info(
             "investigation report=%s status=%s requests=%d",
@@ -220,7 +222,17 @@ class InvestigationService:
             result.status.value,
             result.requests_sent,
         )
-        return result
+        return self._with_latest_saved(result) if result.status.refused else result
+
+    def _with_latest_saved(self, refused: InvestigationResult) -> InvestigationResult:
+        """A refused check (no model asked) carries the report's most recent saved or
+        replayed run, as ``saved_result`` shows it: saved and recorded results still display.
+        The check's own status stays UNAVAILABLE or BUDGET_LIMIT."""
+        with self.db.session() as session:
+            run = store.latest_run_for_report(session, refused.report_id)
+            if run is None:
+                return refused
+            return replace(refused, latest_saved=store.result_from_run(run))
 
     def _refuse_live(self, passphrase: str | None) -> InvestigationResult | None:
         """UNAVAILABLE before anything is sent or counted, or ``None`` to go ahead."""

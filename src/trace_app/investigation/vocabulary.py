@@ -24,6 +24,10 @@ class Status(enum.StrEnum):
         return self in SAVED_STATUSES
 
     @property
+    def refused(self) -> bool:
+        return self in REFUSED_STATUSES
+
+    @property
     def meaning(self) -> str:
         return STATUS_MEANINGS[self]
 
@@ -41,6 +45,9 @@ class Mode(enum.StrEnum):
 
 
 SAVED_STATUSES = frozenset({Status.COMPLETED, Status.NEEDS_REVIEW})
+# A refused check asked no model: the report's most recent saved run is shown beside it
+# (docs/decisions/0033).
+REFUSED_STATUSES = frozenset({Status.UNAVAILABLE, Status.BUDGET_LIMIT})
 
 STATUS_MEANINGS: dict[Status, str] = {
     Status.COMPLETED: (
@@ -51,9 +58,9 @@ STATUS_MEANINGS: dict[Status, str] = {
         "pinned to one report, or it relays another report and the two were compared."
     ),
     Status.PARTIAL: (
-        "The check stopped early and nothing was saved: the report text is missing or longer "
-        "than 3,000 characters, it names too many other sources, or the comparison with the "
-        "named source did not succeed."
+        "The check stopped early and nothing was saved: the report text (or the text of the "
+        "report it relays) is missing or longer than 3,000 characters, it names too many "
+        "other sources, or the comparison with the named source did not succeed."
     ),
     Status.UNAVAILABLE: (
         "No model was asked: live checks are switched off, the passphrase was missing or "

@@ -1,7 +1,10 @@
 """Web and JSON routes of the investigation, plus the report view's panel context.
 
 - ``POST /api/reports/{report_id}/investigate`` ``{"passphrase": "..."}`` runs the six
-  steps (the passphrase may be omitted or empty when a saved run exists).
+  steps. The JSON body is required (``{}`` without a passphrase); the passphrase may be
+  omitted or empty: a saved run for this content is returned as CACHED or REPLAYED, and a
+  refused check (UNAVAILABLE, BUDGET_LIMIT) carries the report's most recent saved run in
+  ``latest_saved_run``.
 - ``GET /api/reports/{report_id}/investigation`` shows the saved result, or 404. It never
   calls a model.
 - ``GET /api/ledger`` shows the ledger's counts and cap (no secrets).
@@ -16,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, FastAPI, Form, Request
+from fastapi import APIRouter, FastAPI, Form, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
@@ -54,13 +57,30 @@ def _not_found(message: str) -> JSONResponse:
     return JSONResponse({"detail": message, "code": "not_found"}, status_code=404)
 
 
-@router.post("/api/reports/{report_id}/investigate")
-async def investigate_api(
-    request: Request, report_id: str, body: InvestigateIn | None = Body(default=None)
-) -> JSONResponse:
-    passphrase = body.passphrase if body is not None else None
+@router.post(
+    "/api/reports/{report_id}/investigate",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": InvestigateIn.model_json_schema()}},
+        }
+    },
+)
+async def investigate_api(request: Request, report_id: str) -> JSONResponse:
+    """The body is required JSON (``{}`` when there is no passphrase): like every API POST
+    it must be ``application/json``, and an empty or invalid body is a 422, never a silent
+    default. The body is validated here so that a 422 never echoes what was sent (it may
+    hold the passphrase)."""
     try:
-        result = await service(request).investigate(report_id, passphrase)
+        body = InvestigateIn.model_validate_json(await request.body())
+    except ValidationError as exc:
+        problems = [
+            {"loc": ["body", *error["loc"]], "msg": error["msg"], "type": error["type"]}
+            for error in exc.errors(include_url=False, include_input=False)
+        ]
+        return JSONResponse({"detail": problems, "code": "invalid_body"}, status_code=422)
+    try:
+        result = await service(request).investigate(report_id, body.passphrase)
     except NotFoundError as exc:
         return _not_found(str(exc))
     return JSONResponse(result.as_json())
@@ -106,8 +126,11 @@ def ledger_api(request: Request) -> JSONResponse:
 async def investigate_form(
     request: Request,
     report_id: str,
-    passphrase: str = Form(default="", max_length=MAX_PASSPHRASE_CHARACTERS),
+    passphrase: str = Form(default=""),
 ) -> Response:
+    if len(passphrase) > MAX_PASSPHRASE_CHARACTERS:  # checked here: a 422 never echoes it
+        message = f"The passphrase is longer than {MAX_PASSPHRASE_CHARACTERS} characters."
+        return render(request, "error.html", {"title": "Invalid request", "message": message}, 422)
     try:
         result = await service(request).investigate(report_id, passphrase or None)
     except NotFoundError as exc:

@@ -334,3 +334,111 @@ def test_unreadable_ledger_is_503_and_checks_are_unavailable(client: Client) -> 
     assert client.investigate(report_id)["status"] == "UNAVAILABLE"
     assert client.provider.requests == []
     assert client.ledger_path.read_text() == "{broken"
+
+
+# --- the JSON shape is a stable contract ------------------------------------------------
+
+RESULT_KEYS = {
+    # issue 4's shape
+    "status",
+    "mode",
+    "attribution",
+    "referenced_source",
+    "support",
+    "model",
+    "prompt_version",
+    "run_at",
+    "usage",
+    "citations",
+    "fingerprint",
+    "reason",
+    # documented additions (docs/investigation.md)
+    "report_id",
+    "status_meaning",
+    "mode_meaning",
+    "saved",
+    "latest_saved_run",
+}
+USAGE_KEYS = {"prompt_tokens", "completion_tokens", "estimated_tokens", "source"}
+CITATION_KEYS = {"role", "report_id", "source", "excerpt", "reported_at"}
+
+
+def _assert_shape(result: dict[str, Any]) -> None:
+    assert set(result) == RESULT_KEYS
+    assert set(result["usage"]) == USAGE_KEYS
+    assert all(set(c) == CITATION_KEYS for c in result["citations"])
+
+
+def test_investigate_response_keys_for_live_cached_and_unavailable(client: Client) -> None:
+    report_id = client.publish_ok(CAMP, CASE_A)
+    client.provider.add({"attribution": "DIRECT", "referenced_source": "NONE"})
+
+    live = client.investigate(report_id)
+    cached = client.investigate(report_id, passphrase=None)
+    other = client.publish_ok(COMMUNITY, CASE_C)
+    unavailable = client.investigate(other, passphrase=None)
+    saved = client.http.get(f"/api/reports/{report_id}/investigation").json()
+
+    assert [r["mode"] for r in (live, cached, unavailable)] == ["LIVE", "CACHED", None]
+    assert unavailable["status"] == "UNAVAILABLE"
+    for result in (live, cached, unavailable, saved):
+        _assert_shape(result)
+    assert live["citations"] and cached["citations"]
+    assert live["usage"]["source"] == "estimate" and live["usage"]["estimated_tokens"] > 0
+    assert unavailable["usage"] == {
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "estimated_tokens": 0,
+        "source": "estimate",
+    }
+
+
+def test_refused_response_nests_the_saved_run_in_the_same_shape(client: Client) -> None:
+    report_id = client.publish_ok(CAMP, CASE_A)
+    client.provider.add({"attribution": "DIRECT", "referenced_source": "NONE"})
+    client.investigate(report_id)
+    # another model for the same content: the saved run no longer matches, the check is refused
+    client.http.app.state.investigation = make_service(  # type: ignore[attr-defined]
+        client.http.app.state.investigation.db,  # type: ignore[attr-defined]
+        client.ledger_path,
+        client.provider,
+        env={"TRACE_MODEL": "other-model", "TRACE_MODEL_BASE_URL": "http://127.0.0.1:9/v1"},
+    )
+
+    refused = client.investigate(report_id, passphrase=None)
+
+    assert (refused["status"], refused["mode"]) == ("UNAVAILABLE", None)
+    _assert_shape(refused)
+    _assert_shape(refused["latest_saved_run"])
+    assert refused["latest_saved_run"]["latest_saved_run"] is None
+    assert refused["latest_saved_run"]["model"] == NEMOTRON_MODEL
+    assert refused["latest_saved_run"]["fingerprint"] != refused["fingerprint"]
+
+
+def test_investigate_needs_a_json_body(client: Client) -> None:
+    report_id = client.publish_ok(CAMP, CASE_A)
+    url = f"/api/reports/{report_id}/investigate"
+    empty_json = client.http.post(url, content=b"", headers={"Content-Type": "application/json"})
+    assert empty_json.status_code == 422
+    no_type = client.http.post(url, content=b"")
+    assert no_type.status_code == 415
+    not_an_object = client.http.post(url, json=["passphrase"])
+    assert not_an_object.status_code == 422
+    unknown_field = client.http.post(url, json={"pass": PASSPHRASE})
+    assert unknown_field.status_code == 422 and PASSPHRASE not in unknown_field.text
+    too_long = client.http.post(url, json={"passphrase": PASSPHRASE * 40})
+    assert too_long.status_code == 422 and PASSPHRASE not in too_long.text
+    assert empty_json.json()["code"] == "invalid_body"
+    assert client.http.post(url, json={}).json()["status"] == "UNAVAILABLE"
+    assert client.provider.requests == []
+
+
+def test_an_over_long_form_passphrase_is_refused_without_echoing_it(client: Client) -> None:
+    report_id = client.publish_ok(CAMP, CASE_A)
+    token = _csrf(client.http.get(f"/reports/{report_id}").text)
+    response = client.http.post(
+        f"/reports/{report_id}/investigate",
+        data={"passphrase": PASSPHRASE * 40, "csrf_token": token},
+    )
+    assert response.status_code == 422 and PASSPHRASE not in response.text
+    assert client.provider.requests == []

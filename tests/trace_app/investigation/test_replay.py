@@ -183,3 +183,41 @@ def test_the_shipped_recordings_are_valid_and_match_the_seed(
     replayed = saved_runs(db)
     assert len(replayed) == len(runs)
     assert {r.mode for r in replayed} == {"REPLAYED"}
+
+
+def test_the_shipped_recordings_were_made_with_todays_prompt_bytes(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prompt version stays ``report-lineage-v4`` only while the messages sent for the
+    recorded reports are byte for byte what was recorded (docs/decisions/0035)."""
+    from trace_app.investigation.answers import attribution_result_type
+    from trace_app.investigation.requests import attribution_request, support_request
+    from trace_app.investigation.service import InvestigationService, Prepared
+
+    monkeypatch.delenv("TRACE_RECORDED_INVESTIGATIONS")
+    runs = load_recorded()
+    if not runs:
+        pytest.skip("no recorded_investigations.json shipped yet")
+    service = InvestigationService(
+        db,
+        model=ModelSettings.from_env({"TRACE_MODEL": runs[0].model}),
+        ledger_factory=lambda: JsonFileLedger(Path("/nonexistent/never-used.json")),
+    )
+    by_text = {r.citations[0].excerpt: r for r in runs}
+    for report_id in (police_report_id(db), community_relay_id(db)):
+        prepared = service.prepare(report_id)
+        assert isinstance(prepared, Prepared)
+        run = by_text[prepared.chosen.text]
+        assert run.fingerprint == prepared.fingerprint
+        built = [
+            attribution_request(
+                prepared.chosen, prepared.menu, attribution_result_type(prepared.menu.names)
+            )
+        ]
+        if run.support is not None:
+            referenced = next(r for r in prepared.reports if r.source == run.referenced_source)
+            built.append(support_request(prepared.chosen, referenced))
+        sent = [e["request"]["messages"] for e in run.exchanges]
+        assert sent == [
+            [{"content": m.content, "role": m.role} for m in request.messages] for request in built
+        ]

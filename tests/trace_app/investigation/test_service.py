@@ -28,6 +28,7 @@ from trace_app.investigation.model_settings import (
     ModelSettings,
 )
 from trace_app.investigation.outcome import status_for_error
+from trace_app.investigation.service import Prepared
 from trace_app.investigation.vocabulary import Mode, Status
 from trace_app.store.db import Database
 from trace_app.store.models import InvestigationRun
@@ -355,6 +356,92 @@ async def test_failed_comparison_is_partial_and_not_saved(harness: Harness) -> N
     assert harness.requests_counted() == 2 and run_count(harness.db) == 0
 
 
+RELIEF = "Relief Agency Demo"
+RELAYING_TEXT = f"According to {RELIEF}, Maya Gurung, 24, reached the camp at noon."
+
+
+def _ingest_without_text(db: Database, source_of: str) -> str:
+    """A report from ``source_of``'s organisation with no text (ingested, not published)."""
+    from datetime import UTC, datetime
+
+    from trace_app.store.models import Report
+    from trace_app.store.types import new_id
+
+    with db.session() as session:
+        template = session.scalar(select(Report).where(Report.id == source_of))
+        assert template is not None
+        row = Report(
+            id=new_id("rep"),
+            incident_id=template.incident_id,
+            organization_id=template.organization_id,
+            person_id=template.person_id,
+            summary="Ingested without text",
+            original_text="",
+            reported_at=datetime(2026, 9, 27, 7, 0, tzinfo=UTC),
+            references=[],
+            person_name=template.person_name,
+            person_age=template.person_age,
+            status="seen",
+            location="",
+            position=999,
+        )
+        session.add(row)
+        return row.id
+
+
+@pytest.mark.parametrize("problem", ["missing", "over 3,000 characters"])
+async def test_named_source_report_that_cannot_be_compared_is_partial_after_one_call(
+    harness: Harness, problem: str
+) -> None:
+    """docs/decisions/0034: PARTIAL (text missing or too long; no comparison), not saved."""
+    if problem == "missing":
+        placeholder = publish(harness.db, RELIEF, "Placeholder entry.")
+        _ingest_without_text(harness.db, placeholder)
+        with harness.db.session() as session:  # keep only the text-less report from RELIEF
+            from trace_app.store.models import Claim, Report
+
+            session.query(Claim).filter(Claim.report_id == placeholder).delete()
+            session.query(Report).filter(Report.id == placeholder).delete()
+    else:
+        publish(harness.db, RELIEF, "z" * 3001)
+    report_id = publish(harness.db, CAMP, RELAYING_TEXT)
+    harness.provider.add(
+        {"attribution": "RELAY", "referenced_source": RELIEF}, {"support": "SUPPORTS"}
+    )
+
+    result = await harness.service.investigate(report_id, PASSPHRASE)
+
+    assert (result.status, result.mode, result.saved) == (Status.PARTIAL, Mode.LIVE, False)
+    assert RELIEF in result.reason and "cannot be compared" in result.reason
+    assert (result.attribution, result.referenced_source, result.support) == (
+        "RELAY",
+        RELIEF,
+        None,
+    )
+    assert len(harness.provider.requests) == 1 and harness.requests_counted() == 1
+    assert result.requests_sent == 1 and run_count(harness.db) == 0
+
+
+async def test_cap_reached_between_the_two_calls_is_partial_and_not_saved(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACE_MODEL_REQUEST_CAP", "1")
+    harness.provider.add(
+        {"attribution": "RELAY", "referenced_source": POLICE}, {"support": "SUPPORTS"}
+    )
+
+    result = await harness.service.investigate(community_relay_id(harness.db), PASSPHRASE)
+
+    assert (result.status, result.saved, result.support) == (Status.PARTIAL, False, None)
+    assert "comparison did not succeed" in result.reason and "cap of 1" in result.reason
+    assert len(harness.provider.requests) == 1
+    assert harness.requests_counted() == 1 and result.requests_sent == 1
+    assert run_count(harness.db) == 0
+    # the next check is refused outright: BUDGET_LIMIT, nothing sent
+    again = await harness.service.investigate(community_relay_id(harness.db), PASSPHRASE)
+    assert again.status is Status.BUDGET_LIMIT and len(harness.provider.requests) == 1
+
+
 async def test_text_over_3000_characters_is_partial_before_any_call(harness: Harness) -> None:
     exactly = publish(harness.db, CAMP, "x" * 3000)
     over = publish(harness.db, CAMP, "y" * 3001)
@@ -385,8 +472,8 @@ async def test_fingerprint_is_identical_across_two_resets(harness: Harness) -> N
         out = []
         for rid in (police_report_id(harness.db), community_relay_id(harness.db)):
             prepared = harness.service.prepare(rid)
-            assert not isinstance(prepared, type(None))
-            out.append(prepared.fingerprint)  # type: ignore[union-attr]
+            assert isinstance(prepared, Prepared), prepared
+            out.append(prepared.fingerprint)
         return out
 
     with harness.db.session() as session:
@@ -477,7 +564,8 @@ async def test_the_passphrase_is_never_stored_or_logged(
     assert stored and all(PASSPHRASE not in s for s in stored)
     assert PASSPHRASE not in json.dumps(result.as_json())
     assert PASSPHRASE not in harness.ledger_path.read_text()
-    assert "passphrase" not in repr(harness.service.model).lower().replace("passphrase=", "")
+    for shown in (harness.service.model, harness.service):
+        assert PASSPHRASE not in repr(shown) and PASSPHRASE not in str(shown)
 
 
 @pytest.mark.postgres
