@@ -15,6 +15,9 @@ are rejected with a report and the API returns ``ERROR`` (see docs/case-interpre
     interpretation.case_hash_mismatch    the canonical case bytes differ from the checkpoint
     interpretation.case_invalid          the canonical case is not the JSON CaseBuilder writes
     interpretation.context_invalid       a preserved context.json does not match its binding
+    interpretation.context_stale         a preserved, not yet completed context was prepared
+                                         under another prompt version, or the current
+                                         PromptBuilder/limits build another one
     interpretation.limit.<name>          an InterpretationLimits bound was passed
     interpretation.limit.max_original_*  a CaseBuilderLimits bound (``case_limits``) was
                                          passed while fingerprinting original/

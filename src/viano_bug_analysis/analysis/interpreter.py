@@ -391,7 +391,7 @@ class CaseInterpreter:
         )
         if checkpoint is None:
             return None
-        return load_context(reader, layout, case, checkpoint)
+        return load_context(reader, layout, case, checkpoint, PromptBuilder(self.limits))
 
     def _preparation(
         self,

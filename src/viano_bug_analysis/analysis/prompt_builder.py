@@ -324,9 +324,17 @@ def load_context(
     layout: InterpretationLayout,
     case: BuiltCase,
     checkpoint: dict[str, Any],
+    builder: PromptBuilder | None = None,
 ) -> PreparedContext:
     """The preserved context of an interpretation, verified against its checkpoint and
-    the current case (a context for another case hash is never reused)."""
+    the current case (a context for another case hash is never reused).
+
+    With ``builder`` (a context about to be sent again) it is also checked against the
+    current prompt and builder: a context prepared under another prompt version, or one
+    that ``builder`` (the current PromptBuilder and its limits) would not build the same
+    way from this case, is stale (``interpretation.context_stale``; docs/decisions/0045)
+    and nothing is sent. Without it (re-verifying a completed interpretation) only the
+    bindings are checked, so a completed phase is reused whatever the settings are now."""
     if checkpoint.get("case_sha256") != case.case_sha256:
         raise InterpretationError(
             "the interpretation was prepared for another canonical case",
@@ -347,4 +355,23 @@ def load_context(
         raise InterpretationError(
             "context.json is bound to another case", code="interpretation.context_invalid"
         )
-    return PreparedContext(context, body, digest, Catalogue(context["catalogue"]))
+    prepared = PreparedContext(context, body, digest, Catalogue(context["catalogue"]))
+    if builder is None:
+        return prepared
+    recorded_prompt = checkpoint.get("prompt_version")
+    if recorded_prompt != PROMPT_VERSION:
+        raise InterpretationError(
+            f"the preserved context was prepared under prompt version {recorded_prompt!r}; "
+            f"the current prompt is {PROMPT_VERSION!r}",
+            code="interpretation.context_stale",
+            recorded_prompt_version=recorded_prompt,
+            prompt_version=PROMPT_VERSION,
+        )
+    if builder.prepare(case).context_sha256 != digest:
+        raise InterpretationError(
+            "the preserved context differs from what the current PromptBuilder and "
+            "InterpretationLimits build from this case",
+            code="interpretation.context_stale",
+            context_sha256=digest,
+        )
+    return prepared

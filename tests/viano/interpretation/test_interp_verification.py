@@ -7,6 +7,7 @@ provider is never asked.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import zipfile
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from interp_support import (
+    BASIC_INTAKE,
     CASE_ID,
     PACKAGE_ID,
     answer_for,
@@ -24,7 +26,12 @@ from interp_support import (
     scripted_gateway,
 )
 
-from viano_bug_analysis.analysis import CaseInterpreter, InterpretationError, OutcomeStatus
+from viano_bug_analysis.analysis import (
+    CaseInterpreter,
+    InterpretationError,
+    InterpretationLimits,
+    OutcomeStatus,
+)
 from viano_bug_analysis.case import CaseBuilderLimits
 from viano_bug_analysis.packages import PackageStore
 
@@ -61,6 +68,15 @@ def _checkpoint(edit: Callable[[dict], None]) -> Change:  # type: ignore[type-ar
         payload = _json(members, CHECKPOINT)
         edit(payload)
         _put(members, CHECKPOINT, payload)
+
+    return change
+
+
+def _edit_json(name: str, edit: Callable[[dict], None]) -> Change:  # type: ignore[type-arg]
+    def change(members: dict[str, bytes]) -> None:
+        obj = _json(members, name)
+        edit(obj)
+        _put(members, name, obj)
 
     return change
 
@@ -197,4 +213,83 @@ async def test_case_limits_are_the_ones_used_to_check_original(tmp_path: Path) -
     exact = CaseBuilderLimits(max_original_bytes=original_bytes)
     done = await CaseInterpreter(store, gateway, case_limits=exact).interpret(CASE_ID, PACKAGE_ID)
     assert done.status is OutcomeStatus.COMPLETED
+    assert len(provider.requests) == 1
+
+
+async def test_a_context_prepared_under_another_prompt_version_is_stale(tmp_path: Path) -> None:
+    store = built_store(tmp_path / "one")
+    gateway, provider = scripted_gateway(reply({}))  # rejected: the preparation stays
+    first = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert first.status is OutcomeStatus.ERROR and len(provider.requests) == 1
+    checkpoint = "analysis/interpretations/0001/checkpoints/case-interpreting.json"
+    changed = _copy_with(
+        store.current(CASE_ID, PACKAGE_ID).path,
+        tmp_path / "c.zip",
+        _edit_json(checkpoint, lambda p: p.update(prompt_version="case_interpretation_v0")),
+    )
+    other = PackageStore.init(tmp_path / "two")
+    other.add(changed)
+    fresh, fresh_provider = scripted_gateway(reply({}))
+    with pytest.raises(InterpretationError) as info:
+        await CaseInterpreter(other, fresh).interpret(CASE_ID, PACKAGE_ID, attempt_id="second")
+    assert info.value.code == "interpretation.context_stale"
+    assert info.value.details["recorded_prompt_version"] == "case_interpretation_v0"
+    assert fresh_provider.requests == []
+
+
+def _long_comment_intake() -> dict:  # type: ignore[type-arg]
+    intake = copy.deepcopy(BASIC_INTAKE)
+    intake["comments"] = [{"text": "gamma " * 3000, "author": "tester-b"}]
+    return intake
+
+
+async def test_a_context_the_current_limits_would_build_otherwise_is_stale(
+    tmp_path: Path,
+) -> None:
+    """Prepared with texts shortened under a small context limit; replayed under the
+    default limit the same case gives another context: stale, nothing sent. Under the
+    limits it was prepared with it is reused and the call goes out."""
+    store = built_store(tmp_path, _long_comment_intake())
+    whole = prepared_context(store)
+    small = InterpretationLimits(max_context_bytes=len(whole.context_bytes) - 5_000)
+    gateway, provider = scripted_gateway(reply({}), reply({}))
+    first = await CaseInterpreter(store, gateway, limits=small).interpret(CASE_ID, PACKAGE_ID)
+    assert first.status is OutcomeStatus.ERROR and len(provider.requests) == 1
+    generation = store.current(CASE_ID, PACKAGE_ID).generation
+    with pytest.raises(InterpretationError) as info:
+        await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID, attempt_id="b")
+    assert info.value.code == "interpretation.context_stale"
+    assert len(provider.requests) == 1
+    assert store.current(CASE_ID, PACKAGE_ID).generation == generation
+    again = await CaseInterpreter(store, gateway, limits=small).interpret(
+        CASE_ID, PACKAGE_ID, attempt_id="b"
+    )
+    assert again.status is OutcomeStatus.ERROR and len(provider.requests) == 2
+
+
+async def test_a_raised_limit_that_builds_the_same_context_reuses_it(tmp_path: Path) -> None:
+    store = built_store(tmp_path)
+    gateway, provider = scripted_gateway(reply({}), reply({}))
+    first = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert first.status is OutcomeStatus.ERROR
+    raised = InterpretationLimits(max_context_bytes=4 << 20)
+    again = await CaseInterpreter(store, gateway, limits=raised).interpret(
+        CASE_ID, PACKAGE_ID, attempt_id="b"
+    )
+    assert again.status is OutcomeStatus.ERROR and len(provider.requests) == 2
+    assert provider.requests[0].messages[1].content == provider.requests[1].messages[1].content
+
+
+async def test_a_completed_interpretation_is_reused_under_other_limits(tmp_path: Path) -> None:
+    """Staleness is checked only before sending: a completed phase prepared with texts
+    shortened is re-verified against its own context and reused under the defaults."""
+    store = built_store(tmp_path, _long_comment_intake())
+    whole = prepared_context(store)
+    small = InterpretationLimits(max_context_bytes=len(whole.context_bytes) - 5_000)
+    answer = answer_for(prepared_context(store, limits=small).catalogue)
+    gateway, provider = scripted_gateway(reply(answer))
+    first = await CaseInterpreter(store, gateway, limits=small).interpret(CASE_ID, PACKAGE_ID)
+    assert first.status is OutcomeStatus.COMPLETED
+    again = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert again.status is OutcomeStatus.COMPLETED and again.reused
     assert len(provider.requests) == 1
