@@ -135,11 +135,34 @@ def request_fingerprint(request: ModelRequest, model: str) -> str:
     return f"request-{SCHEME_VERSION}:sha256:{digest}"
 
 
+# The C encoder that ``_ENCODER.encode`` builds on every call, built once: the same
+# code and settings (sorted keys, compact, no ASCII escaping, NaN refused), without the
+# per-call set-up. No cycle check: pieces are built here from strings and numbers.
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_PIECE_ENCODER = (
+    None
+    if _c_make_encoder is None
+    else _c_make_encoder(
+        None,
+        _refuse,
+        json.encoder.encode_basestring,
+        None,
+        ":",
+        ",",
+        True,
+        False,
+        False,
+    )
+)
+
+
 def _piece(value: Any) -> str:
     """Canonical JSON of a piece whose object keys are known to be strings (built here):
     the round-trip check of ``canonical_json`` is not needed, NaN is still refused."""
     try:
-        return _ENCODER.encode(value)
+        if _PIECE_ENCODER is None:
+            return _ENCODER.encode(value)
+        return "".join(_PIECE_ENCODER(value, 0))
     except ValueError as exc:  # NaN or infinity
         raise CanonicalJSONError(str(exc)) from None
 

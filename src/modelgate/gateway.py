@@ -162,10 +162,11 @@ class Gateway:
         attempt_number: int,
     ) -> Answer[OutputT]:
         fp = request_fingerprint(request, provider.model)
-        estimate = estimate_usage(request)
+        estimate: Usage | None = None  # made when it is needed: a ledger or no usage
         upstream = bool(getattr(provider, "sends_upstream", True))
         reservation: Reservation | None = None
         if upstream and self.ledger is not None:
+            estimate = estimate_usage(request)
             # in a worker thread (fsync can take milliseconds); the context, and so an
             # ``exclusive()`` hold, goes with it. Cancelled meanwhile: counted, not sent.
             # No ledger, no thread hop.
@@ -191,13 +192,14 @@ class Gateway:
                 ) from None
         except BaseException as error:
             latency = time.perf_counter() - started
+            estimate = estimate or estimate_usage(request)
             await self._settle(reservation, estimate)
             self._record(
                 provider, request, fp, error, None, estimate, started_wall, latency, attempt_number
             )
             raise
         latency = time.perf_counter() - started
-        usage = response.usage or estimate
+        usage = response.usage or estimate or estimate_usage(request)
         await self._settle(reservation, usage)
         try:
             value = parse_answer(response.text, output_type, provider=provider.name)

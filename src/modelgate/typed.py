@@ -118,12 +118,13 @@ def parse_answer(text: str, model_cls: type[ModelT], *, provider: str | None = N
     if model_cls.model_config.get("extra") != "allow":
         # fast path: strict pydantic, then a round trip proving no key was dropped or
         # filled in by a default; anything else goes through the full schema check
+        # (the validator and serializer behind model_validate_json and model_dump)
         try:
-            value = model_cls.model_validate_json(text, strict=True)
+            value: ModelT = model_cls.__pydantic_validator__.validate_json(text, strict=True)
         except ValidationError:
             pass
         else:
-            if value.model_dump(mode="json") == data:
+            if model_cls.__pydantic_serializer__.to_python(value, mode="json") == data:
                 return value
     _, validator = _schema_and_validator(model_cls)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
