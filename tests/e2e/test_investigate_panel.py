@@ -1,6 +1,11 @@
 """The Investigate panel in a real browser: a live check with the passphrase against a real
 OpenAI-compatible stub on 127.0.0.1, then a refresh that shows the saved result and sends
-nothing upstream."""
+nothing upstream.
+
+The server runs from a folder outside the checkout with the default model id and no
+``TRACE_RECORDED_INVESTIGATIONS``: it finds the shipped ``demo/recorded_investigations.json``
+itself, so the seeded reports start with their REPLAYED runs (recorded with another
+model), which a refused check still shows."""
 
 from __future__ import annotations
 
@@ -23,6 +28,9 @@ from modelgate.testing import StubChatServer, StubResponse
 PASSPHRASE = "panel passphrase 4 tests"
 NEMOTRON = "nvidia/nemotron-3.5-lightning-30b-a3b"
 POLICE = "Nepal Police Demo"
+RECORDED_MODEL = json.loads(
+    (Path(__file__).resolve().parents[2] / "demo" / "recorded_investigations.json").read_text()
+)["runs"][0]["model"]
 
 
 def _free_port() -> int:
@@ -50,14 +58,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("trace-investigate")
     port = _free_port()
     with StubChatServer() as stub:
-        env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL"}}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"DATABASE_URL", "TRACE_RECORDED_INVESTIGATIONS"}
+        }
         env.update(
             {
                 "TRACE_HOME": str(home / ".trace-local"),
                 "TRACE_LIVE_PASSPHRASE": PASSPHRASE,
                 "TRACE_MODEL_BASE_URL": stub.base_url,
                 "TRACE_MODEL": NEMOTRON,
-                "TRACE_RECORDED_INVESTIGATIONS": str(home / "none.json"),
                 "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             }
         )
@@ -109,14 +120,15 @@ def test_live_check_then_refresh_shows_the_saved_result_without_a_call(
         StubResponse.answer(json.dumps({"attribution": "DIRECT", "referenced_source": "NONE"}))
     )
     page.goto(server.url(f"/reports/{report_id}"))
-    panel = page.locator("#investigate-panel")
-    assert "No investigation saved" in panel.inner_text()
+    replayed = page.locator("#investigation-card")
+    assert replayed.get_attribute("data-mode") == "REPLAYED"  # the shipped recording
+    assert RECORDED_MODEL in replayed.inner_text()
     assert server.stub.count == 0
 
     page.get_by_label("Live-check passphrase").fill(PASSPHRASE)
     page.get_by_role("button", name="Investigate").click()
+    page.locator('#investigation-card[data-mode="LIVE"]').wait_for()  # the swapped-in card
     card = page.locator("#investigation-card")
-    card.wait_for()
     assert card.get_attribute("data-status") == "COMPLETED"
     assert card.get_attribute("data-mode") == "LIVE"
     text = card.inner_text()
@@ -147,16 +159,25 @@ def test_live_check_then_refresh_shows_the_saved_result_without_a_call(
     assert server.get("/api/ledger")["requests"] == 1
 
 
-def test_wrong_passphrase_shows_unavailable_and_sends_nothing(server: Server, page: Any) -> None:
+def test_wrong_passphrase_shows_unavailable_beside_the_recorded_run(
+    server: Server, page: Any, screenshot: Callable[[Any, str], Path]
+) -> None:
     incident = server.get("/api/incidents")["items"][0]["id"]
     reports = server.get(f"/api/incidents/{incident}/reports?limit=500")["items"]
     relay = next(r["id"] for r in reports if "Please share" in r["original_text"])
     before = server.stub.count
     page.goto(server.url(f"/reports/{relay}"))
     page.get_by_label("Live-check passphrase").fill("not it")
+    assert page.locator("#investigation-card").get_attribute("data-mode") == "REPLAYED"
     page.get_by_role("button", name="Investigate").click()
+    page.locator('#investigation-card[data-status="UNAVAILABLE"]').wait_for()
     card = page.locator("#investigation-card")
-    card.wait_for()
     assert card.get_attribute("data-status") == "UNAVAILABLE"
     assert "No model was asked" in card.inner_text()
+    saved = page.locator("#investigation-latest-saved")
+    assert "Most recent saved result for this report" in saved.inner_text()
+    saved_card = page.locator("#investigation-saved-card")
+    assert saved_card.get_attribute("data-mode") == "REPLAYED"
+    assert RECORDED_MODEL in saved_card.inner_text() and NEMOTRON not in saved_card.inner_text()
     assert server.stub.count == before
+    screenshot(page, "investigate-refused-shows-recorded")
