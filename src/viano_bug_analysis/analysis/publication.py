@@ -49,6 +49,7 @@ INTERPRETATION_POINTERS = (
     POINTER_CASE_INTERPRETATION,
     POINTER_CASE_INTERPRETATION_SUMMARY,
 )
+OPERATIONAL_LIMIT_RULES = frozenset({"output_too_large", "markdown_too_large"})
 SOURCE_FIELDS = ("kind", "pointer", "origin", "inline", "unread", "author", "timestamp")
 
 
@@ -161,13 +162,35 @@ def accept_or_reject(
     limits: InterpretationLimits,
 ) -> tuple[PackageWriter | None, Verdict]:
     """The writer of the publication generation (``None`` when the package already
-    holds it: a replay after a crash) and the verdict."""
+    holds it: a replay after a crash) and the verdict.
+
+    An existing rejection report is returned as is, except when every violation it lists
+    is an operational limit (``output_too_large``, ``markdown_too_large``): then the
+    confirmed round is validated again under the current ``limits``, and published if
+    it now passes (no new request; the report stays for audit; docs/decisions/0046)."""
     report_ref = layout.error_report(key.attempt_hash)
     if report_ref in reader:
         report = load_json(reader.read(report_ref))
-        return None, Verdict(
-            False, violations=report.get("violations", []), rejection_ref=report_ref
-        )
+        existing = Verdict(False, violations=report.get("violations", []), rejection_ref=report_ref)
+        codes = {v.get("rule") for v in existing.violations}
+        if not codes or not codes <= OPERATIONAL_LIMIT_RULES:
+            return None, existing
+        writer, verdict = _validate(reader, case, layout, prepared, key, record, round_ref, limits)
+        return (writer, verdict) if verdict.accepted else (None, existing)
+    return _validate(reader, case, layout, prepared, key, record, round_ref, limits)
+
+
+def _validate(
+    reader: PackageReader,
+    case: BuiltCase,
+    layout: InterpretationLayout,
+    prepared: PreparedContext,
+    key: AttemptKey,
+    record: dict[str, Any],
+    round_ref: str,
+    limits: InterpretationLimits,
+) -> tuple[PackageWriter | None, Verdict]:
+    report_ref = layout.error_report(key.attempt_hash)
     outcome = record["outcome"]
     violations: list[Violation] = []
     if outcome["status"] == "COMPLETED":
@@ -194,6 +217,8 @@ def accept_or_reject(
                 violations = schema_violations(json.loads(raw))
             except ValueError:
                 violations = [Violation("not_json", "", "the answer is not JSON")]
+    if report_ref in reader:  # rejected again: the first report stands
+        return None, Verdict(False, violations=[v.to_json() for v in violations])
     writer = PackageWriter(reader)
     report = {
         "format": REJECTION_FORMAT,

@@ -81,3 +81,44 @@ async def test_accepted_output_over_its_limit_is_a_rejection(tmp_path: Path) -> 
     assert result.status is OutcomeStatus.ERROR
     assert "output_too_large" in [v["rule"] for v in result.violations]
     assert "case_interpretation" not in store.current(CASE_ID, PACKAGE_ID).manifest.pointers
+
+
+async def test_a_raised_limit_publishes_the_confirmed_round_without_a_new_call(
+    tmp_path: Path,
+) -> None:
+    """Rejected only for an operational limit; the same attempt under a raised limit
+    re-validates the persisted round and publishes it. The provider is asked once, and
+    the rejection report stays."""
+    store = built_store(tmp_path)
+    answer = answer_for(prepared_context(store).catalogue, summary="x" * 5000)
+    gateway, provider = scripted_gateway(reply(answer))
+    small = InterpretationLimits(max_output_bytes=4000, max_markdown_bytes=4000)
+    first = await CaseInterpreter(store, gateway, limits=small).interpret(CASE_ID, PACKAGE_ID)
+    assert first.status is OutcomeStatus.ERROR and first.rejection_ref
+    same = await CaseInterpreter(store, gateway, limits=small).interpret(CASE_ID, PACKAGE_ID)
+    assert same.status is OutcomeStatus.ERROR and same.rejection_ref == first.rejection_ref
+    done = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert done.status is OutcomeStatus.COMPLETED, done
+    assert done.round_ref == first.round_ref and done.attempt_hash == first.attempt_hash
+    assert len(provider.requests) == 1
+    names = members(store)
+    assert first.rejection_ref in names
+    assert names[done.pointers["case_interpretation"]].count(b"x" * 5000) == 1
+    reused = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert reused.status is OutcomeStatus.COMPLETED and reused.reused
+
+
+async def test_a_reference_rejection_is_final_for_its_attempt(tmp_path: Path) -> None:
+    """A rejection for a broken rule (not a limit) is returned as is: raising limits
+    does not publish it."""
+    store = built_store(tmp_path)
+    answer = answer_for(prepared_context(store).catalogue, summary="x" * 5000)
+    answer["interpretation_summary"]["source_ids"] = ["O9999"]
+    gateway, provider = scripted_gateway(reply(answer))
+    small = InterpretationLimits(max_output_bytes=4000)
+    first = await CaseInterpreter(store, gateway, limits=small).interpret(CASE_ID, PACKAGE_ID)
+    assert first.status is OutcomeStatus.ERROR
+    again = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert again.status is OutcomeStatus.ERROR and again.rejection_ref == first.rejection_ref
+    assert "case_interpretation" not in store.current(CASE_ID, PACKAGE_ID).manifest.pointers
+    assert len(provider.requests) == 1
