@@ -133,27 +133,33 @@ class _Ready:
     key: AttemptKey
     binding: dict[str, Any]
     generation: PackageGeneration
-    reader: PackageReader
+
+
+class _Session:
+    """The operation lock of one ``interpret`` call and the reader it keeps open across
+    the dispatch. ``close`` (idempotent) closes the reader and releases the lock; the
+    storage steps call it, and ``run_blocking`` calls it on a session that a
+    cancellation made it drop, so a lock is never left taken."""
+
+    def __init__(self, op: PackageOperation) -> None:
+        self.op = op
+        self.reader: PackageReader | None = None
+        self.state: InterpretationResult | _Ready | None = None
+        self.held = False
+
+    def acquire(self) -> None:
+        self.op.__enter__()  # raises LockBusy; nothing is held then
+        self.held = True
 
     def close(self) -> None:
-        self.reader.close()
-
-
-@dataclass(frozen=True, slots=True)
-class _HeldLock:
-    """A taken operation lock; ``close`` releases it. (A result that a cancellation makes
-    ``run_blocking`` drop is closed, so a lock taken just as the caller was cancelled is
-    released too.)"""
-
-    op: PackageOperation
-
-    @classmethod
-    def acquire(cls, op: PackageOperation) -> _HeldLock:
-        op.__enter__()
-        return cls(op)
-
-    def close(self) -> None:
-        self.op.__exit__(None, None, None)
+        reader, self.reader = self.reader, None
+        try:
+            if reader is not None:
+                reader.close()
+        finally:
+            if self.held:
+                self.held = False
+                self.op.__exit__(None, None, None)
 
 
 def _storage(exc: StoreError | PackageError | OSError) -> InterpretationError:
@@ -204,13 +210,12 @@ class CaseInterpreter:
             )
         check_identities(case_id, package_id)
         try:
-            op = self.store.lock(case_id, package_id)
-            # taking and releasing the lock touch the disk (lock file, index connections)
-            held = await run_blocking(_HeldLock.acquire, op)
+            session = _Session(self.store.lock(case_id, package_id))
             try:
-                return await self._interpret(op, case_id, package_id, attempt_id, resume)
+                return await self._interpret(session, case_id, package_id, attempt_id, resume)
             finally:
-                await run_blocking(held.close)
+                if session.held:  # the last storage step normally released it already
+                    await run_blocking(session.close)
         except (LockBusy, InterpretationError):
             raise
         except StoreError as exc:
@@ -228,28 +233,29 @@ class CaseInterpreter:
             ) from None
 
     async def _interpret(
-        self, op: PackageOperation, case_id: str, package_id: str, attempt_id: str, resume: bool
+        self, session: _Session, case_id: str, package_id: str, attempt_id: str, resume: bool
     ) -> InterpretationResult:
-        # Package work runs in storage threads (run_blocking): reading and verifying a
-        # generation, building a writer and publishing it (fsyncs, index commit) never
-        # block the event loop, so independent cases overlap their disk waits.
+        # Package work runs in storage threads (run_blocking): taking the lock, reading
+        # and verifying a generation, building a writer and publishing it (fsyncs, index
+        # commit) never block the event loop, so independent cases overlap their disk
+        # waits. The first step takes the lock; the last one releases it.
         loop = asyncio.get_running_loop()
+        op = session.op
 
         def progress(message: str) -> None:  # called from a storage thread; runs in order
             loop.call_soon_threadsafe(self._progress, message)
 
-        ready = await run_blocking(
-            self._before_dispatch, op, case_id, package_id, attempt_id, resume, progress
-        )
+        await run_blocking(self._begin, session, case_id, package_id, attempt_id, resume, progress)
+        ready = session.state
         if isinstance(ready, InterpretationResult):
             return ready
+        assert ready is not None and session.reader is not None
         case, layout, key = ready.case, ready.layout, ready.key
-        generation, reader = ready.generation, ready.reader
-        try:
-            self._progress("dispatching to the model gateway")
-            result = await self.runner.run(op, reader, layout, key, ready.request, ready.binding)
-        finally:
-            reader.close()
+        generation = ready.generation
+        self._progress("dispatching to the model gateway")
+        result = await self.runner.run(
+            op, session.reader, layout, key, ready.request, ready.binding
+        )
         base = dict(
             case_id=case_id,
             package_id=package_id,
@@ -281,7 +287,7 @@ class CaseInterpreter:
         assert result.record is not None and result.ref is not None
         self._progress("validating the answer")
         generation, verdict = await run_blocking(
-            self._publish_verdict, op, generation, case, layout, ready.prepared, key, result
+            self._publish_verdict, session, generation, case, layout, ready.prepared, key, result
         )
         self._progress("published" if verdict.accepted else "rejected the answer")
         return InterpretationResult(
@@ -294,18 +300,42 @@ class CaseInterpreter:
             **base,  # type: ignore[arg-type]
         )
 
+    def _begin(
+        self,
+        session: _Session,
+        case_id: str,
+        package_id: str,
+        attempt_id: str,
+        resume: bool,
+        progress: Progress,
+    ) -> _Session:
+        """Take the lock, then :meth:`_before_dispatch`; in a storage thread. A reused
+        completion (or a failure) releases the lock at once."""
+        session.acquire()
+        try:
+            session.state = self._before_dispatch(
+                session, case_id, package_id, attempt_id, resume, progress
+            )
+        except BaseException:
+            session.close()
+            raise
+        if isinstance(session.state, InterpretationResult):
+            session.close()
+        return session
+
     def _before_dispatch(
         self,
-        op: PackageOperation,
+        session: _Session,
         case_id: str,
         package_id: str,
         attempt_id: str,
         resume: bool,
         progress: Progress,
     ) -> InterpretationResult | _Ready:
-        """Verification, preparation (published once) and the resumption check; in a
-        storage thread. Returns the reused completion, or what the dispatch needs (with
-        an open reader on the generation to extend, which the caller closes)."""
+        """Verification, preparation (published once) and the resumption check. Returns
+        the reused completion, or what the dispatch needs (and leaves ``session.reader``
+        open on the generation that the round extends)."""
+        op = session.op
         generation = op.current()
         with generation.open(self.store.limits) as reader:
             case = verify_built_case(reader, case_id, package_id, self.limits, self.case_limits)
@@ -333,21 +363,18 @@ class CaseInterpreter:
             configuration_fingerprint=self.gateway.configuration_fingerprint(),
         )
         binding = self._binding(case, layout, prepared)
-        reader = generation.open(self.store.limits)
-        try:
-            resumed = self._check_blocked(op, reader, layout, key, resume, binding)
-            if resumed is not None:
-                reader.close()
-                generation = resumed
-                reader = generation.open(self.store.limits)
-        except BaseException:
-            reader.close()
-            raise
-        return _Ready(case, layout, prepared, request, key, binding, generation, reader)
+        session.reader = generation.open(self.store.limits)
+        resumed = self._check_blocked(op, session.reader, layout, key, resume, binding)
+        if resumed is not None:
+            session.reader.close()
+            session.reader = None
+            generation = resumed
+            session.reader = generation.open(self.store.limits)
+        return _Ready(case, layout, prepared, request, key, binding, generation)
 
     def _publish_verdict(
         self,
-        op: PackageOperation,
+        session: _Session,
         generation: PackageGeneration,
         case: BuiltCase,
         layout: InterpretationLayout,
@@ -356,14 +383,21 @@ class CaseInterpreter:
         result: RoundResult,
     ) -> tuple[PackageGeneration, Verdict]:
         """Validate the round's answer and publish the acceptance or the rejection
-        report (nothing when a replay finds it published); in a storage thread."""
+        report (nothing when a replay finds it published), then release the lock; in a
+        storage thread."""
         assert result.record is not None and result.ref is not None
-        with generation.open(self.store.limits) as reader:
-            writer, verdict = accept_or_reject(
-                reader, case, layout, prepared, key, result.record, result.ref, self.limits
-            )
-            if writer is not None:
-                generation = op.publish(writer)
+        try:
+            if session.reader is not None:
+                session.reader.close()
+                session.reader = None
+            with generation.open(self.store.limits) as reader:
+                writer, verdict = accept_or_reject(
+                    reader, case, layout, prepared, key, result.record, result.ref, self.limits
+                )
+                if writer is not None:
+                    generation = session.op.publish(writer)
+        finally:
+            session.close()
         return generation, verdict
 
     # -- steps --------------------------------------------------------------------------

@@ -101,10 +101,11 @@ def _publishers() -> concurrent.futures.ThreadPoolExecutor:
 
     Package work (reading generations, building writers, publishing) waits for the disk
     (fsync of the temporary file and of the folder) and never runs on the event loop.
-    A few threads are enough to overlap the fsyncs of independent cases; more only
-    compete for the GIL with each other and with the event loop (measured with 200
-    cases at concurrency 50 on a 2-core machine: 32 threads 2.2-2.3x the ideal wall
-    time, 2-4 threads 1.7-1.9x)."""
+    A few threads overlap the fsyncs of independent cases; more only compete for the
+    GIL with each other and with the event loop, fewer serialise the fsyncs when the
+    disk is slow. Measured with 200 cases at concurrency 50 on a shared 2-core machine
+    (ratio to the ideal wall time): 32 threads 2.2-2.3x, 16 threads 2.3x, 8 threads
+    1.9-2.0x, 4 threads 1.9-2.0x, 2 threads 1.7-2.1x."""
     global _PUBLISHERS
     if _PUBLISHERS is None:
         _PUBLISHERS = concurrent.futures.ThreadPoolExecutor(
