@@ -3,7 +3,8 @@
 The baseline is a bare ``os.replace`` of the same file (temp file written in the same
 folder, renamed over the ledger, the same bytes each time, no fsync), measured in the
 same run and interleaved. Printed alongside, so a reader can judge the disk: one
-``fsync`` of the ledger file alone, and a durable replace (write, fsync, replace).
+``fsync`` of the file just replaced (its data and the rename's journal commit: what
+the ledger's one fsync pays), and a durable replace (write, fsync, replace).
 
 The ledger side is one ``reserve`` (lock, read, validate, write, replace, made durable
 before it returns) plus one ``settle`` with provider-reported tokens (a second atomic
@@ -64,7 +65,7 @@ def main() -> None:
             fd = os.open(path, os.O_RDWR)
             try:
                 start = time.perf_counter()
-                os.fsync(fd)  # clean after the durable replace: a flush of the journal
+                os.fsync(fd)  # right after the bare replace: its data and its rename
                 fsyncs.append(time.perf_counter() - start)
             finally:
                 os.close(fd)
@@ -80,7 +81,7 @@ def main() -> None:
     path_name = "rename-then-fsync (1 fsync)" if fast else "portable (3 fsyncs)"
     print(f"folder: {base or tempfile.gettempdir()}  rounds: {len(ledger_times)}")
     print(f"durability path: {path_name}")
-    print(f"fsync of the ledger file alone        median {fsync_ms:.3f} ms")
+    print(f"fsync of the file just replaced       median {fsync_ms:.3f} ms")
     print(f"bare os.replace (no fsync)            median {plain_ms:.3f} ms  (baseline)")
     print(f"bare write + fsync + os.replace       median {durable_ms:.3f} ms")
     print(f"ledger reserve + settle (2 replaces)  median {ledger_ms:.3f} ms  (target < 1 ms)")

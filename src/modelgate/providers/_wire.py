@@ -126,17 +126,22 @@ def read_usage(raw: Any) -> Usage | None:
 
 def answer_text(payload: Any, provider: str, raw: str | bytes) -> str:
     """``choices[0].message.content`` as a string, else ``MalformedAnswer``."""
-    raw_text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     try:
         content = payload["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
         raise MalformedAnswer(
             "response is not a chat completion (no choices[0].message.content)",
-            raw_text=raw_text[:MAX_ERROR_EXCERPT],
+            raw_text=_excerpt(raw),
             provider=provider,
         ) from None
     if not isinstance(content, str):
         raise MalformedAnswer(
-            "chat completion has no text content", raw_text=raw_text[:300], provider=provider
+            "chat completion has no text content", raw_text=_excerpt(raw), provider=provider
         )
     return content
+
+
+def _excerpt(raw: str | bytes) -> str:
+    """The start of a raw response body as text, for an error (decoded only then)."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    return text[:MAX_ERROR_EXCERPT]
