@@ -9,7 +9,8 @@ An entry is a JSON object (it is written into context.json as is)::
 - ``id``: the case's own record id for O/C/T/E/F/R (never renamed); a context alias for
   B/S/N/D/Q/X (``B0001`` ...), valid only for the context and case hash it was made for.
 - ``pointer``: the RFC 6901 JSON pointer of the record in the canonical case.
-- ``origin``: ``original``, ``tester``, ``external_research`` or ``combined``, copied
+- ``origin``: ``original``, ``tester``, ``external_research`` or ``combined`` for
+  supplied data, ``derived`` for what CaseBuilder made itself (D and Q records), copied
   from the record's provenance in the case.
 - ``inline``: the record's value is in the case (false for a fact given only by
   ``value_ref``); ``unread``: the entry describes data that was not loaded.

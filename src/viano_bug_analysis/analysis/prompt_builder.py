@@ -134,7 +134,9 @@ class PromptBuilder:
             "alias_scope": {"case_sha256": case.case_sha256, "context_format": CONTEXT_FORMAT},
             "expected_behavior_status": {
                 "completeness": data.get("value"),
-                "provenance": completeness.get("origin"),
+                # the supplied expectations' provenance (the Q record itself is derived;
+                # cases built before it carried this field kept it as their origin)
+                "provenance": data.get("expected_behavior_provenance", completeness.get("origin")),
                 "origins": data.get("origins", []),
                 "explicit": data.get("explicit"),
             },

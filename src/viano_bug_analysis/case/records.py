@@ -44,18 +44,16 @@ KINDS = {
 }
 ORDER = "BSOECTFRNDQX"
 _PLACEHOLDER_EXPECTATIONS = {"", "n/a", "na", "none", "-", "--", "tbd", "?", "same", "nothing"}
-_SYSTEM = Source(
-    member="", pointer=None, author=None, timestamp=None, origin="original", role="system"
-)
+ORIGIN_DERIVED = "derived"  # made by CaseBuilder (D, Q), not supplied data
 
 
-def _system_provenance(origin: str = "original") -> dict[str, Any]:
+def _system_provenance() -> dict[str, Any]:
     return {
         "member": None,
         "json_pointer": None,
         "author": None,
         "timestamp": None,
-        "origin": origin,
+        "origin": ORIGIN_DERIVED,
         "role": "system",
     }
 
@@ -84,11 +82,7 @@ class RecordSet:
         record: dict[str, Any] = {
             "id": f"{prefix}{len(same_kind) + 1:04d}",
             "kind": KINDS[prefix],
-            "provenance": (
-                source.to_json()
-                if source is not None
-                else _system_provenance(fields.pop("origin", "original"))
-            ),
+            "provenance": (source.to_json() if source is not None else _system_provenance()),
         }
         if text is not None:
             if len(text) * 4 > self._max_text_bytes:  # UTF-8: <= 4 bytes/char
@@ -441,7 +435,12 @@ class RecordSet:
                 code="empty_expected_behavior",
                 cites=[],
             )
-            d["provenance"] = empty["source"].to_json()
+            # where the empty section is, but derived by the builder, not supplied data
+            d["provenance"] = {
+                **empty["source"].to_json(),
+                "origin": ORIGIN_DERIVED,
+                "role": "system",
+            }
         if not self._by_kind["S"]:
             self._new(
                 "D",
@@ -481,7 +480,7 @@ class RecordSet:
             cites=[e["id"] for e in es],
             explicit=bool(explicit),
             origins=origins,
-            origin=origin,
+            expected_behavior_provenance=origin,
         )
 
     def counts(self) -> dict[str, int]:
@@ -507,6 +506,3 @@ def _media_type(name: str) -> str:
         "sql": "application/sql",
         "db": "application/octet-stream",
     }.get(ext, "application/octet-stream")
-
-
-del _SYSTEM

@@ -169,7 +169,9 @@ async def test_provenance_and_completeness_are_copied_from_the_case(tmp_path: Pa
         case = json.loads(reader.read(reader.require_manifest().pointers["canonical_case"]))
     q = next(r for r in case["records"] if r["id"] == "Q0001")
     assert wrapper["expected_behavior_status"]["completeness"] == q["value"]
-    assert wrapper["expected_behavior_status"]["provenance"] == q["provenance"]["origin"]
+    assert wrapper["expected_behavior_status"]["provenance"] == q["expected_behavior_provenance"]
+    assert q["expected_behavior_provenance"] == "external_research"
+    assert q["provenance"]["origin"] == "derived"  # the Q record itself is the builder's
     assert wrapper["sources"]["E0001"]["origin"] == "external_research"
     assert wrapper["sources"]["E0001"]["author"] == "researcher-c"
     facts = wrapper["interpretation"]["confirmed_technical_facts"]
@@ -187,3 +189,27 @@ async def test_model_cannot_overwrite_authoritative_fields(tmp_path: Path) -> No
     result = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
     assert result.status is OutcomeStatus.ERROR
     assert_nothing_published(store)
+
+
+async def test_builder_made_sources_are_derived_in_the_wrapper(tmp_path: Path) -> None:
+    """D and Q entries are the builder's own records: the context and the wrapper's
+    sources say ``derived``, never that they are supplied data."""
+    intake = copy.deepcopy(BASIC_INTAKE)
+    intake["expected_behavior"] = "Works."  # too short: incomplete, Q0001 must be cited
+    intake["steps"] = []  # a missing_steps D record
+    store = built_store(tmp_path, intake)
+    context = prepared_context(store)
+    made = [e for e in context.catalogue.entries if e["id"][0] in "DQ"]
+    assert {e["id"][0] for e in made} == {"D", "Q"}
+    assert all(e["origin"] == "derived" for e in made)
+    assert context.expected_behavior_status()["provenance"] == "original"
+    answer = answer_for(context.catalogue)
+    d_ids = [e["id"] for e in made if e["id"][0] == "D"]
+    answer["unknowns"].append({"text": "Quality issues were found.", "source_ids": d_ids})
+    gateway, _ = scripted_gateway(reply(answer))
+    result = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert result.status is OutcomeStatus.COMPLETED, result
+    wrapper = json.loads(members(store)[result.pointers["case_interpretation"]])
+    assert wrapper["sources"]["Q0001"]["origin"] == "derived"
+    assert all(wrapper["sources"][i]["origin"] == "derived" for i in d_ids)
+    assert wrapper["expected_behavior_status"]["provenance"] == "original"
