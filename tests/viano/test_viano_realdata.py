@@ -93,6 +93,23 @@ def test_reporter_hypothesis_versions_and_missing_expectation(built: dict[str, A
     assert "missing_expected_behavior" in {d["code"] for d in _kind(case, "data_quality")}
 
 
+def test_a_bare_i_think_is_no_tester_hypothesis(built: dict[str, Any]) -> None:
+    """eslint-plugin-react #1717, third comment: a claim ("It looks like ... is
+    erroneously warning ...") followed by a bare "I think 🤔". Only the claim is a T
+    record; the bare hint is not."""
+    case = _case(built, INEX, 1)
+    raw = json.loads((_data_root() / INEX).read_bytes().split(b"\n")[0].rstrip(b"\r"))
+    comment = raw["comments"][2]["body"]
+    assert "I think \U0001f914" in comment  # the data holds the bare hint
+    from_comment = [
+        t
+        for t in _kind(case, "tester_hypothesis")
+        if t["provenance"]["json_pointer"] == "/comments/2/body"
+    ]
+    assert [t["text"][:13] for t in from_comment] == ["It looks like"]
+    assert all("\U0001f914" not in t["text"] for t in _kind(case, "tester_hypothesis"))
+
+
 def test_stack_trace_in_body_stays_unread(built: dict[str, Any]) -> None:
     """eslint-plugin-react #1021: a TypeError stack trace in the body, no expectation."""
     case = _case(built, INEX, 21)

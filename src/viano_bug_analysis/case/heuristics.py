@@ -330,13 +330,23 @@ def may_hold_expectation(text: str) -> bool:
     return _EXPECTATION_SCAN.any_in(text.lower())
 
 
+MIN_HYPOTHESIS_WORDS = 3  # words besides the hint: "I think 🤔" or "Probably." say nothing
+_WORD = re.compile(r"[^\W_]+")
+
+
 def is_hypothesis(sentence: str) -> bool:
+    """A sentence with a hypothesis hint and at least ``MIN_HYPOTHESIS_WORDS`` words
+    besides the hint itself (a bare "I think", "maybe so" or an emoji is no claim)."""
     # On ASCII text every match of the pattern, lower-cased, holds one of the hints; the
     # hint scan is much cheaper than the case-insensitive pattern. Non-ASCII text goes
     # straight to the pattern (case folding such as "ſ" ~ "s" is the pattern's business).
     if sentence.isascii() and not may_hold_hypothesis(sentence):
         return False
-    return bool(_HYPOTHESIS.search(sentence))
+    match = _HYPOTHESIS.search(sentence)
+    if match is None:
+        return False
+    words = len(_WORD.findall(sentence)) - len(_WORD.findall(match.group(0)))
+    return words >= MIN_HYPOTHESIS_WORDS
 
 
 def is_expectation(sentence: str) -> bool:
