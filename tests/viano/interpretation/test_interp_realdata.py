@@ -5,6 +5,7 @@ for byte."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -65,15 +66,30 @@ async def test_real_report_with_long_log_and_no_expectation(tmp_path: Path) -> N
     context = prepared_context(store, case_id)
     catalogue = context.catalogue
     assert catalogue.completeness() in ("missing", "incomplete")
-    assert catalogue.ids("X"), "the long log must be kept as an unread reference"
-    log_bytes = line.count(REPEATED_LOG_LINE.encode())
-    assert context.context_bytes.count(REPEATED_LOG_LINE.encode()) < log_bytes
+    # the long log in the body is one unread X entry (metadata only), not the issue-page X
+    logs = [
+        e
+        for e in catalogue.entries
+        if e["id"].startswith("X")
+        and e["data"].get("ref_kind") in {"code", "log", "stack_trace"}
+        and e["provenance"].get("json_pointer") == "/body"
+        and e["data"].get("size", 0) > 30_000
+    ]
+    assert logs and all(e["unread"] and not e["inline"] for e in logs)
+    assert line.count(REPEATED_LOG_LINE.encode()) > 40  # the raw report repeats it
+    assert context.context_bytes.count(REPEATED_LOG_LINE.encode()) <= 1
+    assert all("shortened" not in e for e in catalogue.entries)  # nothing was cut
     answer = answer_for(catalogue, summary="Installing ember-cli prints repeated warnings.")
     gateway, provider = scripted_gateway(reply(answer))
     result = await CaseInterpreter(store, gateway).interpret(case_id, package_id)
     assert result.status is OutcomeStatus.COMPLETED, result.violations
     assert len(provider.requests) == 1
 
+    # the supplied ZIP itself is kept byte for byte as generation 1
+    first = store.generation(case_id, package_id, 1)
+    assert hashlib.sha256(first.path.read_bytes()).hexdigest() == (
+        hashlib.sha256(supplied.read_bytes()).hexdigest()
+    )
     final = store.current(case_id, package_id)
     with final.open() as reader:
         for name, data in supplied_members.items():
