@@ -6,7 +6,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from viano_helpers import members, write_package
 
@@ -129,10 +129,8 @@ def test_original_and_unknown_files_are_byte_identical_in_every_generation(
     from viano_bug_analysis.packages import Manifest, PackageStore
 
     folded = {n.casefold() for n in files}
-    if len(folded) != len(files) or any(
-        other.startswith(n + "/") for n in files for other in files
-    ):
-        return
+    assume(len(folded) == len(files))  # names that clash on a case-insensitive disk
+    assume(not any(other.startswith(n + "/") for n in files for other in files))
     tmp = tmp_path_factory.mktemp("prop")
     files = {**files, "original/intake.json": b'{"intake_format": "viano-intake/1", "title": "t"}'}
     w = PackageWriter.new(Manifest(package_id="p", case_id="c"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,9 +37,10 @@ def _confirmed_round(publication: int, step: str) -> bool:
     return publication == 2 and PUBLISH_STEPS.index(step) >= PUBLISH_STEPS.index("renamed")
 
 
+@pytest.mark.parametrize("how", ["exit", "sigkill"])
 @pytest.mark.parametrize("step", PUBLISH_STEPS)
 @pytest.mark.parametrize("publication", [1, 2, 3])
-async def test_killed_child_recovers(tmp_path: Path, publication: int, step: str) -> None:
+async def test_killed_child_recovers(tmp_path: Path, publication: int, step: str, how: str) -> None:
     store = built_store(tmp_path)
     originals = {n: d for n, d in members(store).items() if n.startswith("original/")}
     good = answer_for(prepared_context(store).catalogue)
@@ -46,12 +48,16 @@ async def test_killed_child_recovers(tmp_path: Path, publication: int, step: str
     answer_file.write_text(json.dumps(good), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=f"{REPO / 'src'}{os.pathsep}{CHILD.parent}")
     child = subprocess.run(
-        [sys.executable, str(CHILD), str(store.root), str(answer_file), str(publication), step],
+        [
+            *(sys.executable, str(CHILD), str(store.root), str(answer_file)),
+            *(str(publication), step, how),
+        ],
         env=env,
         capture_output=True,
         timeout=60,
     )
-    assert child.returncode == 86, child.stderr.decode()[-2000:]
+    expected_status = 86 if how == "exit" else -signal.SIGKILL
+    assert child.returncode == expected_status, child.stderr.decode()[-2000:]
 
     reopened = PackageStore.open(store.root)  # repairs the index
     gateway, provider = scripted_gateway(reply(good))

@@ -4,7 +4,6 @@ publish a root cause."""
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 from interp_support import (
@@ -81,10 +80,24 @@ async def test_root_cause_cannot_be_promoted_to_a_confirmed_fact(tmp_path: Path)
     assert wrapper_names == []
 
 
-async def test_accepted_wrapper_never_has_a_root_cause_field(tmp_path: Path) -> None:
+async def test_an_answer_following_the_injection_never_publishes_a_root_cause(
+    tmp_path: Path,
+) -> None:
+    """The answer obeys the injected comment: a root_cause key beside the sections and
+    another inside one. The schema rejects it: no wrapper, no summary, no pointer, and
+    the rejection names the extra key."""
     store = _store(tmp_path)
-    gateway, _ = scripted_gateway(reply(answer_for(prepared_context(store).catalogue)))
+    answer = answer_for(prepared_context(store).catalogue)
+    answer["root_cause"] = "The root cause is the upload queue."
+    answer["failure_stage"]["root_cause"] = "the upload queue"
+    gateway, provider = scripted_gateway(reply(answer))
     result = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
-    assert result.status is OutcomeStatus.COMPLETED
-    wrapper = json.loads(members(store)[result.pointers["case_interpretation"]])
-    assert "root_cause" not in wrapper and "root_cause" not in wrapper["interpretation"]
+    assert result.status is OutcomeStatus.ERROR and len(provider.requests) == 1
+    assert result.violations and all(v["rule"] == "schema" for v in result.violations), (
+        result.violations
+    )
+    names = members(store)
+    assert [n for n in names if n.endswith("case_interpretation.json")] == []
+    assert [n for n in names if n.endswith("case_interpretation.md")] == []
+    assert "case_interpretation" not in store.current(CASE_ID, PACKAGE_ID).manifest.pointers
+    assert any("root_cause" in v["at"] + v["message"] for v in result.violations)
