@@ -7,7 +7,8 @@ settings (keep-alive pool, no retries, no proxies from the environment) and the 
 body bytes; paired rounds after a warm-up, the order swapped every round, so the
 server's own cost and order effects cancel out. The gateway side builds the body,
 fingerprints the request, runs the caller-side clock, parses and validates the typed
-answer. A second figure adds a JSON ledger and the audit log for information.
+answer. A second figure adds a JSON ledger (reserve in a worker thread, settle) and the
+audit log (one fsynced append), for information.
 
 Run: .venv/bin/python bench/bench_gateway.py  (bounded to well under 60 s)
 """
@@ -147,7 +148,7 @@ async def measure(base_url: str) -> None:
         f"gateway {gateway_cpu / ROUNDS * 1e6:.0f} us (less sensitive to a busy machine)"
     )
     print(f"ratio gateway/bare = {gateway_ms / bare_ms:.3f}  (target <= 1.10)")
-    print(f"ratio guarded/bare = {guarded_ms / bare_ms:.3f}  (informational: two fsynced writes)")
+    print(f"ratio guarded/bare = {guarded_ms / bare_ms:.3f}  (informational: ledger + audit log)")
 
 
 if __name__ == "__main__":

@@ -16,9 +16,9 @@ Refusals, all ``NotSent`` (nothing was sent, nothing counted):
 What is locked, and for how long (JSON backend): an exclusive, non-blocking
 ``flock`` on the sidecar ``<file>.lock`` (created once, never deleted, so the lock is
 shared by every process on the machine). ``reserve`` holds it for read, check and
-an atomic, durable write (``JsonFileLedger`` says which fsyncs): under a millisecond
-on a local ext4 disk, more where fsync is slow. Within one process, reservations first take a
-short in-process turn (``in_process_turn``) so that independent calls of one app do
+an atomic, durable write (``JsonFileLedger`` says which fsyncs): about a millisecond
+on a local ext4 disk, more where fsync is slow. Within one process, reservations
+first take a short in-process turn (``in_process_turn``) so that independent calls of one app do
 not abstain because of each other's bookkeeping; across processes nothing waits.
 ``settle`` takes the same lock but may wait up to ``settle_wait_s``,
 because a settlement must not be dropped for being unlucky. ``exclusive()`` holds the
