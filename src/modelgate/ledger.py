@@ -191,10 +191,10 @@ def _unescape_mount_field(field: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
-def mount_of(folder: str, mounts: str) -> tuple[str, frozenset[str]] | None:
-    """File system type and mount options of the deepest mount holding ``folder``
-    (an absolute, resolved path), from the text of ``/proc/self/mounts``."""
-    best: tuple[int, str, frozenset[str]] | None = None
+def mount_of(folder: str, mounts: str) -> tuple[str, str, frozenset[str]] | None:
+    """Device, file system type and mount options of the deepest mount holding
+    ``folder`` (an absolute, resolved path), from the text of ``/proc/self/mounts``."""
+    best: tuple[int, str, str, frozenset[str]] | None = None
     for line in mounts.splitlines():
         fields = line.split()
         if len(fields) < 4:
@@ -202,31 +202,39 @@ def mount_of(folder: str, mounts: str) -> tuple[str, frozenset[str]] | None:
         point = _unescape_mount_field(fields[1])
         inside = folder == point or folder.startswith(point.rstrip("/") + "/")
         if inside and (best is None or len(point) >= best[0]):  # later mounts cover earlier
-            best = (len(point), fields[2], frozenset(fields[3].split(",")))
-    return None if best is None else (best[1], best[2])
+            best = (len(point), fields[0], fields[2], frozenset(fields[3].split(",")))
+    return None if best is None else best[1:]
 
 
-def ordered_rename_mount(mount: tuple[str, frozenset[str]] | None) -> bool:
-    """True for ext4 with ordered or journalled data and ``auto_da_alloc`` (ext4's
-    defaults) and write barriers on; anything else, or unknown, is False."""
-    if mount is None:
+def journalled_ext4(fstype: str, ext4_options: frozenset[str] | None) -> bool:
+    """True for ext4 *with a journal* in ordered or journalled data mode, with
+    ``auto_da_alloc`` and write barriers on. ``ext4_options`` is the full option list
+    the kernel prints in ``/proc/fs/ext4/<device>/options`` (defaults included; an
+    ext4 without a journal prints no ``data=`` mode); ``None`` when it could not be
+    read. Anything else is False."""
+    if fstype != "ext4" or ext4_options is None:
         return False
-    fstype, options = mount
-    unsafe = {"data=writeback", "noauto_da_alloc", "nobarrier", "barrier=0"}
-    return fstype == "ext4" and not (unsafe & options)
+    ordered = bool({"data=ordered", "data=journal"} & ext4_options)
+    unsafe = {"data=writeback", "noauto_da_alloc", "nobarrier", "barrier=0"} & ext4_options
+    return ordered and "auto_da_alloc" in ext4_options and not unsafe
 
 
 @functools.lru_cache(maxsize=64)
 def rename_then_fsync(folder: Path) -> bool:
     """Whether ``JsonFileLedger`` may take the rename-then-fsync path in ``folder``
-    (see its docstring). Read once per folder from ``/proc/self/mounts``; False where
-    that cannot be read (not Linux)."""
+    (see its docstring). Read once per folder from ``/proc/self/mounts`` and
+    ``/proc/fs/ext4/<device>/options``; False where either cannot be read."""
     try:
         with open("/proc/self/mounts", encoding="utf-8", errors="replace") as handle:
-            mounts = handle.read()
+            mount = mount_of(os.path.realpath(folder), handle.read())
+        if mount is None or mount[1] != "ext4":
+            return False
+        device = os.path.basename(mount[0])
+        with open(f"/proc/fs/ext4/{device}/options", encoding="utf-8") as handle:
+            ext4_options = frozenset(handle.read().split())
     except OSError:
         return False
-    return ordered_rename_mount(mount_of(os.path.realpath(folder), mounts))
+    return journalled_ext4(mount[1], ext4_options | mount[2])
 
 
 # lock path -> fd held by ``exclusive()`` in this context (tasks inherit it)
@@ -244,11 +252,13 @@ class JsonFileLedger:
     whole file (temp file in the same folder, then ``os.replace``): a reader, or the
     file after a crash, holds the old or the new content, never a mix or nothing.
 
-    Two ways to that, chosen per folder (``rename_then_fsync``, from the mount table):
+    Two ways to that, chosen per folder (``rename_then_fsync``, from the mount table
+    and the kernel's ext4 option list):
 
-    - **rename-then-fsync**, on ext4 mounted with ``data=ordered`` (or ``journal``) and
-      ``auto_da_alloc`` (ext4's defaults), once the file exists: write the temp file,
-      ``os.replace``, then one ``fsync`` of the renamed file. ext4 updates the renamed
+    - **rename-then-fsync**, on ext4 *with a journal*, in ``data=ordered`` (or
+      ``journal``) mode with ``auto_da_alloc`` (ext4's defaults), once the file
+      exists: write the temp file, ``os.replace``, then one ``fsync`` of the renamed
+      file. ext4 updates the renamed
       inode's ctime inside the rename's journal transaction, so that ``fsync`` writes
       the data and commits the transaction holding the new name (``fdatasync`` would
       not: it skips inode-only changes). Before it, a crash leaves the old or the new
@@ -257,11 +267,11 @@ class JsonFileLedger:
       them commits. ``settle`` stops before the ``fsync``: its tokens reach the disk
       with the next journal commit (every 5 s by default) or the next ``reserve``.
       One ``fsync`` per reserve + settle.
-    - **portable**, everywhere else (another file system, ext4 with
-      ``data=writeback``, ``noauto_da_alloc`` or barriers off, an unreadable mount
-      table, the file's first write): ``fsync`` the temp file *before* ``os.replace``
-      so no name ever points at data not on disk, and ``reserve`` then fsyncs the
-      folder so the new name is on disk too, as POSIX asks. ``settle`` skips the
+    - **portable**, everywhere else (another file system, ext4 without a journal or
+      with ``data=writeback``, ``noauto_da_alloc`` or barriers off, option lists that
+      cannot be read, the file's first write): ``fsync`` the temp file *before*
+      ``os.replace`` so no name ever points at data not on disk, and ``reserve`` then
+      fsyncs the folder so the new name is on disk too, as POSIX asks. ``settle`` skips the
       folder. Three fsyncs per reserve + settle.
 
     Limits: both paths trust the drive to honour cache flushes. The first path rests

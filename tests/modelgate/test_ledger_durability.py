@@ -18,7 +18,7 @@ import pytest
 
 from modelgate import ledger as ledger_module
 from modelgate.errors import LedgerUnavailable
-from modelgate.ledger import JsonFileLedger, mount_of, ordered_rename_mount
+from modelgate.ledger import JsonFileLedger, journalled_ext4, mount_of
 from modelgate.types import Usage
 
 PROVIDER_USAGE = Usage(prompt_tokens=30, completion_tokens=4, source="provider")
@@ -27,34 +27,54 @@ MOUNTS = """\
 sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0
 /dev/vda / ext4 rw,relatime,discard 0 0
 /dev/vdb /data xfs rw,relatime 0 0
-/dev/vdc /data/ext ext4 rw,relatime,data=writeback 0 0
+/dev/vdc /data/ext ext4 rw,relatime 0 0
 /dev/vdd /srv/with\\040space ext4 rw,noauto_da_alloc 0 0
-/dev/vde /srv/fast ext4 rw,data=journal 0 0
 """
+
+# what /proc/fs/ext4/<device>/options prints (every option, defaults included)
+JOURNALLED = "rw\nbarrier\nauto_da_alloc\ndelalloc\ndata=ordered\ncommit=5\n"
+NO_JOURNAL = "rw\nbarrier\nauto_da_alloc\ndelalloc\nnojournal_checksum\ncommit=5\n"
 
 
 @pytest.mark.parametrize(
-    ("folder", "expected_type", "safe"),
+    ("folder", "expected"),
     [
-        ("/", "ext4", True),
-        ("/home/app/ledger", "ext4", True),
-        ("/data/ledger", "xfs", False),
-        ("/database", "ext4", True),  # a sibling of /data, not inside it
-        ("/data/ext/ledger", "ext4", False),
-        ("/srv/with space/ledger", "ext4", False),
-        ("/srv/fast", "ext4", True),
-        ("/sys/x", "sysfs", False),
+        ("/", ("/dev/vda", "ext4")),
+        ("/home/app/ledger", ("/dev/vda", "ext4")),
+        ("/data/ledger", ("/dev/vdb", "xfs")),
+        ("/database", ("/dev/vda", "ext4")),  # a sibling of /data, not inside it
+        ("/data/ext/ledger", ("/dev/vdc", "ext4")),
+        ("/srv/with space/ledger", ("/dev/vdd", "ext4")),
+        ("/sys/x", ("sysfs", "sysfs")),
     ],
 )
-def test_mount_table_decides_the_path(folder: str, expected_type: str, safe: bool) -> None:
+def test_mount_table_finds_the_deepest_mount(folder: str, expected: tuple[str, str]) -> None:
     mount = mount_of(folder, MOUNTS)
-    assert mount is not None and mount[0] == expected_type
-    assert ordered_rename_mount(mount) is safe
+    assert mount is not None and mount[:2] == expected
 
 
-def test_unknown_mount_takes_the_portable_path() -> None:
+def test_unknown_mount_is_none() -> None:
     assert mount_of("/anything", "") is None
-    assert ordered_rename_mount(None) is False
+
+
+@pytest.mark.parametrize(
+    ("fstype", "options", "safe"),
+    [
+        ("ext4", JOURNALLED, True),
+        ("ext4", JOURNALLED.replace("data=ordered", "data=journal"), True),
+        ("ext4", NO_JOURNAL, False),  # no journal: no transaction to order anything
+        ("ext4", JOURNALLED.replace("data=ordered", "data=writeback"), False),
+        ("ext4", JOURNALLED.replace("auto_da_alloc", "noauto_da_alloc"), False),
+        ("ext4", JOURNALLED.replace("barrier", "nobarrier"), False),
+        ("xfs", JOURNALLED, False),
+    ],
+)
+def test_only_journalled_ext4_takes_the_fast_path(fstype: str, options: str, safe: bool) -> None:
+    assert journalled_ext4(fstype, frozenset(options.split())) is safe
+
+
+def test_unreadable_ext4_options_take_the_portable_path() -> None:
+    assert journalled_ext4("ext4", None) is False
 
 
 class _SyscallLog:
