@@ -188,3 +188,44 @@ def _data_root() -> Path:
     from tests_conftest_shim import real_data
 
     return real_data()
+
+
+def test_shortened_contexts_match_the_reference_search(built: dict[str, Any]) -> None:
+    """Every real case's context, under limits just at and just above its size with
+    its texts cut at 2000, 500 and 100 characters, is the straightforward search's bytes
+    (the fast search computes sizes instead)."""
+    from shortening_reference import built_case, fast_shortened, reference_shortened, whole_context
+
+    from viano_bug_analysis.packages import canonical_json
+
+    compared = 0
+    for document in built["cases"].values():
+        case = built_case(canonical_json(document), document)
+        context = whole_context(case)
+        whole = len(canonical_json(context))
+        for cap in (2000, 500, 100):
+            at_cap = len(reference_shortened(context, 1 << 40, cap=cap) or b"")
+            for limit in (at_cap, at_cap + 7):
+                if limit >= whole:
+                    continue
+                got = fast_shortened(case, limit)
+                assert got == reference_shortened(context, limit)
+                assert got is None or len(got) <= limit
+                compared += got is not None
+    # (None: even every text cut to nothing does not fit, and both searches refuse)
+    assert compared >= 10  # the long real reports are shortened under these limits
+
+
+def test_computed_context_sizes_are_exact(built: dict[str, Any]) -> None:
+    """For every real case and several caps, the size the search computes is the length
+    of the serialised shortened context."""
+    from shortening_reference import built_case, reference_shortened, whole_context
+
+    from viano_bug_analysis.analysis import shortening
+    from viano_bug_analysis.packages import canonical_json
+
+    for document in built["cases"].values():
+        context = whole_context(built_case(canonical_json(document), document))
+        size = shortening._size_function(len(canonical_json(context)), context["catalogue"])
+        for cap in (0, 1, 7, 40, 300, 2000, 50_000):
+            assert size(cap) == len(reference_shortened(context, 1 << 40, cap=cap) or b"")

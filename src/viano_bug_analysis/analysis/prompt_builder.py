@@ -48,13 +48,13 @@ from viano_bug_analysis.analysis.catalogue import (
 from viano_bug_analysis.analysis.errors import InterpretationError
 from viano_bug_analysis.analysis.limits import InterpretationLimits
 from viano_bug_analysis.analysis.output_model import InterpretationOutput
+from viano_bug_analysis.analysis.shortening import REFERENCE_FIELDS, shortened_context
 from viano_bug_analysis.llm.rounds import InterpretationLayout
 from viano_bug_analysis.packages import PackageReader, canonical_json
 
 CONTEXT_FORMAT = "viano-interpretation-context-v1"
 PROMPT_FILE = "llm/prompts/case_interpretation_v1.txt"
 OUTPUT_NAME = "case_interpretation_v1"
-_REFERENCE_FIELDS = ("cites", "value_ref", "unread_refs", "mentions", "derived_from", "steps")
 _PROVENANCE_KEEP = ("member", "json_pointer", "role", "span")
 
 
@@ -150,34 +150,19 @@ class PromptBuilder:
 
     def _shortened(self, context: dict[str, Any], full_size: int) -> tuple[dict[str, Any], bytes]:
         """The context with its longest texts shortened to the largest common cap that
-        makes it fit ``max_context_bytes`` (binary search; deterministic)."""
+        makes it fit ``max_context_bytes`` (binary search; deterministic; shortening.py)."""
         limit = self.limits.max_context_bytes
-        entries: list[dict[str, Any]] = context["catalogue"]
-        longest = max((_longest_text(e["data"], ()) for e in entries), default=0)
-
-        def attempt(cap: int) -> tuple[dict[str, Any], bytes]:
-            shortened = dict(context, catalogue=[_shorten_entry(e, cap) for e in entries])
-            return shortened, canonical_json(shortened)
-
-        best = attempt(0)
-        if len(best[1]) > limit:
+        shortened, body = shortened_context(context, full_size, limit)
+        if len(body) > limit:
             raise InterpretationError(
                 f"max context bytes: {full_size} exceeds InterpretationLimits."
-                f"max_context_bytes = {limit}, and still {len(best[1])} with every text "
+                f"max_context_bytes = {limit}, and still {len(body)} with every text "
                 "shortened",
                 code="interpretation.limit.max_context_bytes",
                 limit=limit,
                 value=full_size,
             )
-        low, high = 0, longest  # attempt(low) fits; attempt(longest) is the whole context
-        while high - low > 1:
-            middle = (low + high) // 2
-            candidate = attempt(middle)
-            if len(candidate[1]) <= limit:
-                low, best = middle, candidate
-            else:
-                high = middle
-        return best
+        return shortened, body
 
     @staticmethod
     def _catalogue_ids(records: list[Any]) -> dict[str, str]:
@@ -208,7 +193,7 @@ class PromptBuilder:
         unread = letter == "X" or bool(record.get("unread")) or "value_ref" in record
         inline = bool(record.get("inline", True)) and not unread
         data = {
-            key: self._project(value, ids if key in _REFERENCE_FIELDS else None)
+            key: self._project(value, ids if key in REFERENCE_FIELDS else None)
             for key, value in record.items()
             if key not in ("id", "kind", "provenance", "inline", "unread")
         }
@@ -255,61 +240,6 @@ class PromptBuilder:
             temperature=0.0,
             max_output_tokens=max_output_tokens,
         )
-
-
-def _longest_text(value: Any, path: tuple[str, ...]) -> int:
-    """The length of the longest shortenable text under ``value`` (reference fields,
-    which hold catalogue ids, are never shortened)."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, list):
-        return max((_longest_text(v, path) for v in value), default=0)
-    if isinstance(value, Mapping):
-        return max(
-            (
-                _longest_text(v, (*path, str(k)))
-                for k, v in value.items()
-                if not (not path and k in _REFERENCE_FIELDS)
-            ),
-            default=0,
-        )
-    return 0
-
-
-def _pointer_token(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _shorten_entry(entry: dict[str, Any], cap: int) -> dict[str, Any]:
-    """``entry`` with every text longer than ``cap`` characters shortened and listed
-    under ``shortened``; the same object when nothing is longer."""
-    if _longest_text(entry["data"], ()) <= cap:
-        return entry
-    marks: list[dict[str, Any]] = []
-
-    def walk(value: Any, path: tuple[str, ...]) -> Any:
-        if isinstance(value, str):
-            if len(value) <= cap:
-                return value
-            marks.append(
-                {
-                    "field": "".join("/" + _pointer_token(p) for p in path),
-                    "chars": len(value),
-                    "sha256": hashlib.sha256(value.encode("utf-8")).hexdigest(),
-                }
-            )
-            return f"{value[:cap]} [cut: {len(value)} characters in all]"
-        if isinstance(value, list):
-            return [walk(v, (*path, str(i))) for i, v in enumerate(value)]
-        if isinstance(value, Mapping):
-            return {
-                k: (v if not path and k in _REFERENCE_FIELDS else walk(v, (*path, k)))
-                for k, v in value.items()
-            }
-        return value
-
-    data = walk(entry["data"], ())
-    return dict(entry, data=data, shortened=marks)
 
 
 def _limit(name: str, limit: int, value: int) -> InterpretationError:

@@ -1,0 +1,219 @@
+"""Shortening an oversized context: the largest common text cap that makes it fit.
+
+The rule (described in ``prompt_builder``): every shortenable text longer than the cap
+keeps its first ``cap`` characters plus ``" [cut: N characters in all]"``, and its entry
+lists it under ``shortened`` (``field``, ``chars``, ``sha256``). The cap is found by a
+binary search between 0 and the longest text, keeping the last cap whose context fits.
+
+Speed without a second rule: the search never serialises a candidate context. The
+canonical JSON of a context is a concatenation, so the size of a candidate is the whole
+context's size plus, for each text longer than the cap, the difference between its
+shortened and whole serialised forms, plus one ``"shortened":[...]`` list per entry
+that has such a text (the length of each mark is known in advance: ``sha256`` is 64 hex
+digits). ``shortened_context`` walks the same binary search on these computed sizes,
+serialises the chosen context once and checks its size against the computed one; a
+difference (never seen) falls back to serialising each candidate, so the result is
+always the search's result on real bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_left
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from viano_bug_analysis.packages import canonical_json
+
+REFERENCE_FIELDS = ("cites", "value_ref", "unread_refs", "mentions", "derived_from", "steps")
+_SHORTENED_KEY = len(',"shortened":[]')
+_MARK_FIXED = len('{"chars":,"field":"","sha256":""}') + 64
+
+
+def _marker(length: int) -> str:
+    return f" [cut: {length} characters in all]"
+
+
+def _marker_size(length: int) -> int:
+    return len(" [cut:  characters in all]") + len(str(length))
+
+
+def _pointer_token(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _field(path: tuple[str, ...]) -> str:
+    return "".join("/" + _pointer_token(p) for p in path)
+
+
+def _serialised_size(text: str) -> int:
+    """Bytes of ``text`` inside its quotes in canonical JSON."""
+    return len(canonical_json(text)) - 2
+
+
+def longest_text(value: Any, path: tuple[str, ...] = ()) -> int:
+    """The length of the longest shortenable text under ``value`` (reference fields,
+    which hold catalogue ids, are never shortened)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list):
+        return max((longest_text(v, path) for v in value), default=0)
+    if isinstance(value, Mapping):
+        return max(
+            (
+                longest_text(v, (*path, str(k)))
+                for k, v in value.items()
+                if not (not path and k in REFERENCE_FIELDS)
+            ),
+            default=0,
+        )
+    return 0
+
+
+def shorten_entry(entry: dict[str, Any], cap: int) -> dict[str, Any]:
+    """``entry`` with every text longer than ``cap`` characters shortened and listed
+    under ``shortened``; the same object when nothing is longer."""
+    if longest_text(entry["data"]) <= cap:
+        return entry
+    marks: list[dict[str, Any]] = []
+
+    def walk(value: Any, path: tuple[str, ...]) -> Any:
+        if isinstance(value, str):
+            if len(value) <= cap:
+                return value
+            marks.append(
+                {
+                    "field": _field(path),
+                    "chars": len(value),
+                    "sha256": hashlib.sha256(value.encode("utf-8")).hexdigest(),
+                }
+            )
+            return value[:cap] + _marker(len(value))
+        if isinstance(value, list):
+            return [walk(v, (*path, str(i))) for i, v in enumerate(value)]
+        if isinstance(value, Mapping):
+            return {
+                k: (v if not path and k in REFERENCE_FIELDS else walk(v, (*path, k)))
+                for k, v in value.items()
+            }
+        return value
+
+    data = walk(entry["data"], ())
+    return dict(entry, data=data, shortened=marks)
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """One shortenable text: what the size of a candidate needs to know about it."""
+
+    length: int  # characters
+    whole: int  # serialised bytes of the whole text (inside its quotes)
+    plain: bool  # one byte per character: a prefix of c characters is c bytes
+    text: str
+    entry: int  # index of its catalogue entry
+    mark: int  # serialised bytes of its ``shortened`` mark
+
+
+def _texts(entries: list[dict[str, Any]]) -> list[_Text]:
+    """Every non-empty shortenable text of ``entries``, longest first."""
+    out: list[_Text] = []
+
+    def walk(value: Any, path: tuple[str, ...], index: int) -> None:
+        if isinstance(value, str):
+            if value:
+                whole = _serialised_size(value)
+                out.append(
+                    _Text(
+                        length=len(value),
+                        whole=whole,
+                        plain=whole == len(value),
+                        text=value,
+                        entry=index,
+                        mark=_MARK_FIXED + len(str(len(value))) + _serialised_size(_field(path)),
+                    )
+                )
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, (*path, str(i)), index)
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                if not (not path and k in REFERENCE_FIELDS):
+                    walk(v, (*path, k), index)
+
+    for index, entry in enumerate(entries):
+        walk(entry["data"], (), index)
+    out.sort(key=lambda t: -t.length)
+    return out
+
+
+def _size_function(whole_size: int, entries: list[dict[str, Any]]) -> Callable[[int], int]:
+    """``cap -> len(canonical_json(context shortened at cap))`` without serialising.
+
+    With the texts longest first, the texts longer than ``cap`` are the first ``k``.
+    What does not depend on ``cap`` is summed once per ``k``: per text its marker less
+    its whole serialised form, plus its mark and one comma; per entry that has such a
+    text one ``,"shortened":[]`` less one comma (n marks need n - 1 commas). ``cap``
+    adds ``cap`` bytes per one-byte-per-character text and the serialised prefix of
+    every other one."""
+    texts = _texts(entries)
+    negated = [-t.length for t in texts]  # ascending, for bisect
+    fixed = [0]  # fixed[k]: the cap-independent bytes of the first k texts
+    plain = [0]  # plain[k]: how many of the first k texts are one byte per character
+    others = [0]  # others[k]: how many of the first k texts are in ``multibyte``
+    multibyte = [t.text for t in texts if not t.plain]
+    seen: set[int] = set()
+    for text in texts:
+        step = _marker_size(text.length) - text.whole + text.mark + 1
+        if text.entry not in seen:
+            seen.add(text.entry)
+            step += _SHORTENED_KEY - 1
+        fixed.append(fixed[-1] + step)
+        plain.append(plain[-1] + text.plain)
+        others.append(others[-1] + (not text.plain))
+
+    def size(cap: int) -> int:
+        k = bisect_left(negated, -cap)  # the texts longer than cap
+        prefixes = sum(_serialised_size(text[:cap]) for text in multibyte[: others[k]])
+        return whole_size + fixed[k] + cap * plain[k] + prefixes
+
+    return size
+
+
+def _binary_search(fits: Callable[[int], bool], longest: int) -> int:
+    """The search's cap: ``fits(0)`` holds; the last middle found to fit, else 0."""
+    low, high = 0, longest
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _candidate(context: dict[str, Any], cap: int) -> tuple[dict[str, Any], bytes]:
+    shortened = dict(context, catalogue=[shorten_entry(e, cap) for e in context["catalogue"]])
+    return shortened, canonical_json(shortened)
+
+
+def shortened_context(
+    context: dict[str, Any], whole_size: int, limit: int
+) -> tuple[dict[str, Any], bytes]:
+    """The context shortened at the search's cap and its bytes. When even shortening
+    every text to nothing leaves it over ``limit``, that floor context is returned (the
+    caller refuses it)."""
+    entries: list[dict[str, Any]] = context["catalogue"]
+    longest = max((longest_text(e["data"]) for e in entries), default=0)
+    size = _size_function(whole_size, entries)
+    if size(0) <= limit:
+        cap = _binary_search(lambda c: size(c) <= limit, longest)
+        result = _candidate(context, cap)
+        if len(result[1]) == size(cap):
+            return result
+    # the exact, slow search on real bytes: only if a computed size ever missed
+    floor = _candidate(context, 0)
+    if len(floor[1]) > limit:
+        return floor
+    cap = _binary_search(lambda c: len(_candidate(context, c)[1]) <= limit, longest)
+    return _candidate(context, cap)
