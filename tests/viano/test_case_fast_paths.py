@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from viano_bug_analysis.case import heuristics as h
 from viano_bug_analysis.case.textscan import LiteralScan
-from viano_bug_analysis.packages.canonical import canonical_json
+from viano_bug_analysis.packages.canonical import canonical_json, readable_json
 
 # -- canonical JSON ------------------------------------------------------------------------
 
@@ -66,6 +66,24 @@ JSONISH = st.recursive(
 @given(JSONISH)
 def test_canonical_json_equals_the_reference_rule(obj: Any) -> None:
     assert _outcome(canonical_json, obj) == _outcome(reference_canonical_json, obj)
+
+
+def reference_readable_json(obj: Any) -> bytes:
+    return (json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSONISH)
+def test_readable_json_equals_the_manifest_rule(obj: Any) -> None:
+    """The manifest's indented form: orjson's bytes are the standard encoder's, or the
+    standard encoder runs (NaN allowed here, as before)."""
+    assert _outcome(readable_json, obj) == _outcome(reference_readable_json, obj)
+
+
+def test_readable_json_empty_containers_and_nesting() -> None:
+    obj = {"b": [], "a": {}, "c": [{"x": 1, "é": "\u2028\x01"}, [], None, True]}
+    assert readable_json(obj) == reference_readable_json(obj)
+    assert readable_json({"x": float("nan")}) == b'{\n  "x": NaN\n}\n'
 
 
 def test_canonical_json_known_differences_of_orjson_take_the_reference_path() -> None:

@@ -72,6 +72,24 @@ def canonical_json(obj: Any) -> bytes:
     return data
 
 
+_READABLE_OPTIONS = _ORJSON_OPTIONS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+
+
+def readable_json(obj: Any) -> bytes:
+    """The bytes of ``json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False)``
+    plus a final newline, as UTF-8 (the manifest's form). orjson writes the same bytes
+    for the plain types above (the standard encoder with ``indent`` runs in pure Python);
+    anything else takes the reference path, as in :func:`canonical_json`."""
+    try:
+        data = orjson.dumps(obj, default=_refuse, option=_READABLE_OPTIONS)
+    except orjson.JSONEncodeError:
+        data = b""
+    if data and _only_plain_types(obj):
+        return data
+    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False)
+    return (text + "\n").encode("utf-8")
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

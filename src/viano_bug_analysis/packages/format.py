@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from viano_bug_analysis.errors import PackageError
+from viano_bug_analysis.packages.canonical import readable_json
 
 FORMAT_NAME = "viano-package"
 FORMAT_VERSION = 1
@@ -187,8 +188,7 @@ class Manifest:
 
     def to_bytes(self) -> bytes:
         """Deterministic, human-readable JSON (sorted keys, 2-space indent, final newline)."""
-        text = json.dumps(self.to_json(), sort_keys=True, indent=2, ensure_ascii=False)
-        return (text + "\n").encode("utf-8")
+        return readable_json(self.to_json())
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Manifest:

@@ -21,6 +21,17 @@ from types import TracebackType
 
 from viano_bug_analysis.errors import LockBusy
 
+_HOLDER: tuple[int, bytes] | None = None
+
+
+def _holder_text() -> bytes:
+    """``pid=... host=...`` of this process (computed once per process)."""
+    global _HOLDER
+    pid = os.getpid()
+    if _HOLDER is None or _HOLDER[0] != pid:
+        _HOLDER = (pid, f"pid={pid} host={socket.gethostname()}\n".encode())
+    return _HOLDER[1]
+
 
 class OperationLock:
     """An exclusive, non-blocking lock on one lock file; a context manager."""
@@ -51,7 +62,7 @@ class OperationLock:
             raise
         try:
             os.ftruncate(fd, 0)
-            os.write(fd, f"pid={os.getpid()} host={socket.gethostname()}\n".encode())
+            os.write(fd, _holder_text())
         except OSError:
             pass  # diagnostic text only
         self._fd = fd

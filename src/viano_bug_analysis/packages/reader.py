@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import stat
 import struct
 import zipfile
@@ -41,22 +42,25 @@ READ_ERRORS = (
 )
 
 
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f]")
+
+
 def check_member_name(name: str, limits: PackageLimits) -> None:
     """Refuse names that could escape an extraction folder or are ambiguous."""
     if not name:
         raise PackageError("empty member name", code="package.invalid_name")
     if len(name.encode("utf-8", "surrogatepass")) > limits.max_name_bytes:
         raise PackageError(f"member name too long: {name[:80]!r}", code="package.invalid_name")
-    if "\x00" in name or any(ord(c) < 0x20 for c in name):
+    if _CONTROL_CHARACTER.search(name):
         raise PackageError(f"control character in name {name!r}", code="package.invalid_name")
     if name.startswith("/") or "\\" in name or (len(name) > 1 and name[1] == ":"):
         raise PackageError(
             f"absolute or drive-qualified name {name!r}", code="package.absolute_path"
         )
     parts = name.rstrip("/").split("/")
-    if any(p in ("..", ".") for p in parts):
+    if ".." in parts or "." in parts:
         raise PackageError(f"path traversal in name {name!r}", code="package.path_traversal")
-    if any(p == "" for p in parts):
+    if "" in parts:
         raise PackageError(f"empty path component in {name!r}", code="package.invalid_name")
 
 

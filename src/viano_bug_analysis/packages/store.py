@@ -328,10 +328,11 @@ class PackageStore:
     def generations(self, case_id: str, package_id: str) -> list[int]:
         """Numbers of all generation files of a package, ascending."""
         folder = self.package_dir(case_id, package_id)
-        if not folder.is_dir():
+        try:
+            names = os.listdir(folder)
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        numbers = [int(m.group(1)) for p in folder.iterdir() if (m := _GEN_RE.match(p.name))]
-        return sorted(numbers)
+        return sorted(int(m.group(1)) for name in names if (m := _GEN_RE.match(name)))
 
     def list_packages(self) -> list[dict[str, object]]:
         """Index rows of every package (case_id, package_id, generation, revision, phase)."""
