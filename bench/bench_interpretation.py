@@ -34,7 +34,7 @@ from typing import Any
 
 from modelgate.testing import StubResponse
 from viano_bug_analysis.analysis import CaseInterpreter, InterpretationLimits, PromptBuilder
-from viano_bug_analysis.analysis.case_access import BuiltCase, parse_case
+from viano_bug_analysis.analysis.case_access import BuiltCase, checked_case
 from viano_bug_analysis.analysis.validation import validate_output
 from viano_bug_analysis.case import CaseBuilder
 from viano_bug_analysis.llm import GatewayConfig, LLMGateway
@@ -147,11 +147,12 @@ def _synthetic_case(target: int, paragraph_repeat: int) -> bytes:
 def _context_ratio(label: str, data: bytes, limits: InterpretationLimits) -> float:
     builder = PromptBuilder(limits)
 
+    recorded = hashlib.sha256(data).hexdigest()  # what the case-built checkpoint holds
+
     def build() -> int:
-        document = parse_case(data)
-        case = BuiltCase(
-            "bench", "supplied", 1, "m", data, hashlib.sha256(data).hexdigest(), "0" * 64, document
-        )
+        # verify_built_case's hash check and parse, then the context
+        digest, document = checked_case(data, recorded)
+        case = BuiltCase("bench", "supplied", 1, "m", data, digest, "0" * 64, document)
         return len(builder.prepare(case).context_bytes)
 
     size = build()  # warm up, and the context size

@@ -27,6 +27,7 @@ from viano_bug_analysis.packages import (
     revision_dir,
 )
 from viano_bug_analysis.packages.format import check_identity
+from viano_bug_analysis.packages.threads import background_pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,9 @@ class BuiltCase:
     case_sha256: str
     raw_input_fingerprint: str
     document: dict[str, Any]
+
+
+_PARALLEL_HASH_BYTES = 1 << 20
 
 
 def _fail(code: str, message: str, **details: Any) -> InterpretationError:
@@ -66,6 +70,37 @@ def parse_case(data: bytes) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("case_format") != CASE_FORMAT:
         raise _fail("case_invalid", f"canonical case is not {CASE_FORMAT}")
     return document
+
+
+def _sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def checked_case(data: bytes, expected_sha256: object) -> tuple[str, dict[str, Any]]:
+    """The case bytes' SHA-256 and document. A hash other than ``expected_sha256`` is
+    ``case_hash_mismatch`` (whatever the bytes hold), then a document that is no case is
+    ``case_invalid``. From 1 MiB the hash runs in the background pool while this thread
+    parses (hashlib releases the GIL); the errors and their order are the same."""
+    if len(data) < _PARALLEL_HASH_BYTES:
+        digest = _sha256_hex(data)
+        if digest != expected_sha256:
+            raise _hash_mismatch()
+        return digest, parse_case(data)
+    hashing = background_pool().submit(_sha256_hex, data)
+    try:
+        document = parse_case(data)
+    except Exception:
+        if hashing.result() != expected_sha256:
+            raise _hash_mismatch() from None
+        raise
+    digest = hashing.result()
+    if digest != expected_sha256:
+        raise _hash_mismatch()
+    return digest, document
+
+
+def _hash_mismatch() -> InterpretationError:
+    return _fail("case_hash_mismatch", "canonical case bytes differ from the checkpoint's hash")
 
 
 def verify_built_case(
@@ -121,10 +156,7 @@ def verify_built_case(
             value=size,
         )
     data = reader.read(member)
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != payload.get("case_sha256"):
-        raise _fail("case_hash_mismatch", "canonical case bytes differ from the checkpoint's hash")
-    document = parse_case(data)
+    digest, document = checked_case(data, payload.get("case_sha256"))
     if (
         document.get("case_id"),
         document.get("package_id"),

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from viano_bug_analysis.packages import canonical_json
+from viano_bug_analysis.packages.threads import background_pool
 
 REFERENCE_FIELDS = ("cites", "value_ref", "unread_refs", "mentions", "derived_from", "steps")
+_PARALLEL_HASH_CHARS = 1 << 20
 _SHORTENED_KEY = len(',"shortened":[]')
 _MARK_FIXED = len('{"chars":,"field":"","sha256":""}') + 64
 
@@ -71,9 +73,38 @@ def longest_text(value: Any, path: tuple[str, ...] = ()) -> int:
     return 0
 
 
-def shorten_entry(entry: dict[str, Any], cap: int) -> dict[str, Any]:
+def _sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _hash_all(texts: list[str]) -> dict[int, str]:
+    return {id(text): _sha256_text(text) for text in texts}
+
+
+def _digests(texts: list[str]) -> Callable[[str], str]:
+    """``text -> sha256`` for ``texts`` (kept alive by the caller), hashed ahead. Past
+    1 MiB in all, half of them (by length) are hashed in the background pool while this
+    thread hashes the other half: hashlib releases the GIL on large inputs."""
+    total = sum(len(t) for t in texts)
+    if total < _PARALLEL_HASH_CHARS:
+        known = _hash_all(texts)
+    else:
+        split, running = 0, 0
+        while running < total // 2:
+            running += len(texts[split])
+            split += 1
+        other = background_pool().submit(_hash_all, texts[split:])
+        known = _hash_all(texts[:split])
+        known.update(other.result())
+    return lambda text: known.get(id(text)) or _sha256_text(text)
+
+
+def shorten_entry(
+    entry: dict[str, Any], cap: int, digest: Callable[[str], str] = _sha256_text
+) -> dict[str, Any]:
     """``entry`` with every text longer than ``cap`` characters shortened and listed
-    under ``shortened``; the same object when nothing is longer."""
+    under ``shortened`` (``digest`` gives a text's hex SHA-256); the same object when
+    nothing is longer."""
     if longest_text(entry["data"]) <= cap:
         return entry
     marks: list[dict[str, Any]] = []
@@ -86,7 +117,7 @@ def shorten_entry(entry: dict[str, Any], cap: int) -> dict[str, Any]:
                 {
                     "field": _field(path),
                     "chars": len(value),
-                    "sha256": hashlib.sha256(value.encode("utf-8")).hexdigest(),
+                    "sha256": digest(value),
                 }
             )
             return value[:cap] + _marker(len(value))
@@ -147,8 +178,11 @@ def _texts(entries: list[dict[str, Any]]) -> list[_Text]:
     return out
 
 
-def _size_function(whole_size: int, entries: list[dict[str, Any]]) -> Callable[[int], int]:
-    """``cap -> len(canonical_json(context shortened at cap))`` without serialising.
+def _size_function(
+    whole_size: int, entries: list[dict[str, Any]]
+) -> tuple[Callable[[int], int], list[_Text]]:
+    """``cap -> len(canonical_json(context shortened at cap))`` without serialising, and
+    the texts it knows (longest first).
 
     With the texts longest first, the texts longer than ``cap`` are the first ``k``.
     What does not depend on ``cap`` is summed once per ``k``: per text its marker less
@@ -177,7 +211,7 @@ def _size_function(whole_size: int, entries: list[dict[str, Any]]) -> Callable[[
         prefixes = sum(_serialised_size(text[:cap]) for text in multibyte[: others[k]])
         return whole_size + fixed[k] + cap * plain[k] + prefixes
 
-    return size
+    return size, texts
 
 
 def _binary_search(fits: Callable[[int], bool], longest: int) -> int:
@@ -192,8 +226,11 @@ def _binary_search(fits: Callable[[int], bool], longest: int) -> int:
     return low
 
 
-def _candidate(context: dict[str, Any], cap: int) -> tuple[dict[str, Any], bytes]:
-    shortened = dict(context, catalogue=[shorten_entry(e, cap) for e in context["catalogue"]])
+def _candidate(
+    context: dict[str, Any], cap: int, digest: Callable[[str], str] = _sha256_text
+) -> tuple[dict[str, Any], bytes]:
+    entries = [shorten_entry(e, cap, digest) for e in context["catalogue"]]
+    shortened = dict(context, catalogue=entries)
     return shortened, canonical_json(shortened)
 
 
@@ -205,10 +242,10 @@ def shortened_context(
     caller refuses it)."""
     entries: list[dict[str, Any]] = context["catalogue"]
     longest = max((longest_text(e["data"]) for e in entries), default=0)
-    size = _size_function(whole_size, entries)
+    size, texts = _size_function(whole_size, entries)
     if size(0) <= limit:
         cap = _binary_search(lambda c: size(c) <= limit, longest)
-        result = _candidate(context, cap)
+        result = _candidate(context, cap, _digests([t.text for t in texts if t.length > cap]))
         if len(result[1]) == size(cap):
             return result
     # the exact, slow search on real bytes: only if a computed size ever missed

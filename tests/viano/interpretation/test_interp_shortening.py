@@ -119,8 +119,23 @@ def test_a_missed_size_falls_back_to_the_exact_search(monkeypatch: pytest.Monkey
     real = shortening._size_function
 
     def off_by_one(whole_size: int, entries: list[dict[str, Any]]) -> Any:
-        size = real(whole_size, entries)
-        return lambda cap: size(cap) + 1
+        size, texts = real(whole_size, entries)
+        return (lambda cap: size(cap) + 1), texts
 
     monkeypatch.setattr(shortening, "_size_function", off_by_one)
     assert fast_shortened(case, limit) == reference_shortened(context, limit)
+
+
+def test_texts_hashed_in_two_threads_give_the_same_marks() -> None:
+    """Past the parallel threshold half of the cut texts are hashed in the background
+    pool; the marks are the reference's."""
+    texts = [f"{n} " + "long text with é " * 4000 for n in range(40)]  # ~2.7 M characters
+    document = _long_case(texts)
+    case = built_case(canonical_json(document), document)
+    context = whole_context(case)
+    assert sum(map(len, texts)) > shortening._PARALLEL_HASH_CHARS
+    limit = len(canonical_json(context)) // 10
+    with patch.object(shortening, "_hash_all", wraps=shortening._hash_all) as hashed:
+        got = fast_shortened(case, limit)
+    assert hashed.call_count == 2
+    assert got == reference_shortened(context, limit)
