@@ -336,8 +336,8 @@ class CaseInterpreter:
         the reused completion, or what the dispatch needs (and leaves ``session.reader``
         open on the generation that the round extends)."""
         op = session.op
-        generation = op.current()
-        with generation.open(self.store.limits) as reader:
+        generation, reader = op.open_current()  # the reader that read the manifest
+        with reader:
             case = verify_built_case(reader, case_id, package_id, self.limits, self.case_limits)
             layout = self._layout(reader, case)
             progress("verified the built case")

@@ -289,6 +289,15 @@ class PackageStore:
 
     def current(self, case_id: str, package_id: str) -> PackageGeneration:
         """The current generation; raises StoreError ``store.not_found`` if none."""
+        generation, reader = self.open_current(case_id, package_id)
+        reader.close()
+        return generation
+
+    def open_current(
+        self, case_id: str, package_id: str
+    ) -> tuple[PackageGeneration, PackageReader]:
+        """The current generation and a reader on it (the one that read its manifest;
+        the caller closes it)."""
         with self._db() as db:
             row = db.execute(
                 "SELECT current_generation FROM packages WHERE case_id=? AND package_id=?",
@@ -301,10 +310,17 @@ class PackageStore:
                 case_id=case_id,
                 package_id=package_id,
             )
-        return self.generation(case_id, package_id, int(row[0]))
+        return self._open_generation(case_id, package_id, int(row[0]))
 
     def generation(self, case_id: str, package_id: str, generation: int) -> PackageGeneration:
         """A specific generation (old generations stay readable)."""
+        found, reader = self._open_generation(case_id, package_id, generation)
+        reader.close()
+        return found
+
+    def _open_generation(
+        self, case_id: str, package_id: str, generation: int
+    ) -> tuple[PackageGeneration, PackageReader]:
         path = self.package_dir(case_id, package_id) / generation_file_name(generation)
         if not path.is_file():
             raise StoreError(
@@ -317,13 +333,18 @@ class PackageStore:
                 "AND generation=?",
                 (case_id, package_id, generation),
             ).fetchone()
-        with PackageReader(path, limits=self.limits) as reader:
+        reader = PackageReader(path, limits=self.limits)
+        try:
             manifest = reader.require_manifest()
-        if row is None:
-            sha, size = _file_sha256(path)
-        else:
-            sha, size = str(row[0]), int(row[1])
-        return PackageGeneration(case_id, package_id, generation, path, sha, size, manifest)
+            if row is None:
+                sha, size = _file_sha256(path)
+            else:
+                sha, size = str(row[0]), int(row[1])
+        except BaseException:
+            reader.close()
+            raise
+        found = PackageGeneration(case_id, package_id, generation, path, sha, size, manifest)
+        return found, reader
 
     def generations(self, case_id: str, package_id: str) -> list[int]:
         """Numbers of all generation files of a package, ascending."""
@@ -531,6 +552,10 @@ class PackageOperation:
 
     def current(self) -> PackageGeneration:
         return self.store.current(self.case_id, self.package_id)
+
+    def open_current(self) -> tuple[PackageGeneration, PackageReader]:
+        """The current generation and an open reader on it (close it)."""
+        return self.store.open_current(self.case_id, self.package_id)
 
     def publish(self, writer: PackageWriter) -> PackageGeneration:
         """Publish ``writer``'s generation atomically; it must extend the current one."""

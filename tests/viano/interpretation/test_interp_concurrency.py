@@ -30,6 +30,7 @@ from viano_bug_analysis.llm import LLMGateway
 from viano_bug_analysis.packages import (
     PackageGeneration,
     PackageOperation,
+    PackageReader,
     PackageStore,
     PackageWriter,
 )
@@ -108,10 +109,12 @@ async def test_package_work_never_blocks_the_event_loop(
     store = built_store(tmp_path)
     good = answer_for(prepared_context(store).catalogue)
     gateway, _provider = scripted_gateway(reply(good))
-    slow_current = PackageStore.current
+    slow_current = PackageStore.open_current
     slow_publish = PackageOperation.publish
 
-    def current(self: PackageStore, case_id: str, package_id: str) -> PackageGeneration:
+    def current(
+        self: PackageStore, case_id: str, package_id: str
+    ) -> tuple[PackageGeneration, PackageReader]:
         time.sleep(0.3)
         return slow_current(self, case_id, package_id)
 
@@ -119,7 +122,7 @@ async def test_package_work_never_blocks_the_event_loop(
         time.sleep(0.3)
         return slow_publish(self, writer)
 
-    monkeypatch.setattr(PackageStore, "current", current)
+    monkeypatch.setattr(PackageStore, "open_current", current)
     monkeypatch.setattr(PackageOperation, "publish", publish)
     gaps: list[float] = []
     done = asyncio.Event()
