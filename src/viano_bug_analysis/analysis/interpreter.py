@@ -336,19 +336,24 @@ class CaseInterpreter:
         the reused completion, or what the dispatch needs (and leaves ``session.reader``
         open on the generation that the round extends)."""
         op = session.op
-        generation, reader = op.open_current()  # the reader that read the manifest
-        with reader:
-            case = verify_built_case(reader, case_id, package_id, self.limits, self.case_limits)
-            layout = self._layout(reader, case)
-            progress("verified the built case")
-            done = find_checkpoint(reader, CHECKPOINT_INTERPRETED, case.analysis_revision, layout)
-            if done is not None:
-                return self._reused_completion(reader, case, layout, attempt_id)
-            prepared = self._prepared(reader, case, layout)
-            if prepared is None:
-                prepared = PromptBuilder(self.limits).prepare(case)
-                generation = op.publish(self._preparation(reader, case, layout, prepared))
-                progress("published the interpretation context")
+        # the reader that read the manifest; the session closes it on every path
+        generation, reader = op.open_current()
+        session.reader = reader
+        case = verify_built_case(reader, case_id, package_id, self.limits, self.case_limits)
+        layout = self._layout(reader, case)
+        progress("verified the built case")
+        done = find_checkpoint(reader, CHECKPOINT_INTERPRETED, case.analysis_revision, layout)
+        if done is not None:
+            return self._reused_completion(reader, case, layout, attempt_id)
+        prepared = self._prepared(reader, case, layout)
+        if prepared is None:
+            prepared = PromptBuilder(self.limits).prepare(case)
+            writer = self._preparation(reader, case, layout, prepared)
+            # the reader that validated the new generation replaces the base's
+            generation, published = op.publish_open(writer)
+            session.reader = published
+            reader.close()
+            progress("published the interpretation context")
         request = PromptBuilder(self.limits).request(prepared, self.gateway.max_output_tokens)
         key = AttemptKey(
             attempt_id=attempt_id,
@@ -363,7 +368,7 @@ class CaseInterpreter:
             configuration_fingerprint=self.gateway.configuration_fingerprint(),
         )
         binding = self._binding(case, layout, prepared)
-        session.reader = generation.open(self.store.limits)
+        assert session.reader is not None  # open on ``generation``
         resumed = self._check_blocked(op, session.reader, layout, key, resume, binding)
         if resumed is not None:
             session.reader.close()

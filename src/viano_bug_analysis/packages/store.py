@@ -559,6 +559,13 @@ class PackageOperation:
 
     def publish(self, writer: PackageWriter) -> PackageGeneration:
         """Publish ``writer``'s generation atomically; it must extend the current one."""
+        generation, reader = self.publish_open(writer)
+        reader.close()
+        return generation
+
+    def publish_open(self, writer: PackageWriter) -> tuple[PackageGeneration, PackageReader]:
+        """:meth:`publish`, also returning the reader that validated the written file
+        (open on the published generation; the caller closes it)."""
         self._require_lock()
         manifest = writer.manifest
         if (manifest.case_id, manifest.package_id) != (self.case_id, self.package_id):
@@ -597,14 +604,31 @@ class PackageOperation:
                 f.flush()
                 os.fsync(f.fileno())
             self.store._crash_point("temp_fsynced")
-            return self._link_and_index(tmp, manifest)
+            generation, reader = self._link_and_index(tmp, manifest)
+            reader.close()
+            return generation
         finally:
             tmp.unlink(missing_ok=True)
 
-    def _link_and_index(self, tmp: Path, manifest: Manifest) -> PackageGeneration:
+    def _link_and_index(
+        self, tmp: Path, manifest: Manifest
+    ) -> tuple[PackageGeneration, PackageReader]:
+        """Validate the written file, link it as its generation, fsync the folder, index
+        it. Returns the validating reader, still open (same file: the link keeps it)."""
+        reader = PackageReader(tmp, limits=self.store.limits)
+        try:
+            generation = self._link_validated(tmp, manifest, reader)
+        except BaseException:
+            reader.close()
+            raise
+        reader.path = generation.path
+        return generation, reader
+
+    def _link_validated(
+        self, tmp: Path, manifest: Manifest, reader: PackageReader
+    ) -> PackageGeneration:
         store = self.store
-        with PackageReader(tmp, limits=store.limits) as reader:
-            written = reader.require_manifest()
+        written = reader.require_manifest()
         if written != manifest:
             raise PackageError(
                 "written manifest differs from the intended one", code="package.corrupt"

@@ -110,7 +110,7 @@ async def test_package_work_never_blocks_the_event_loop(
     good = answer_for(prepared_context(store).catalogue)
     gateway, _provider = scripted_gateway(reply(good))
     slow_current = PackageStore.open_current
-    slow_publish = PackageOperation.publish
+    slow_publish = PackageOperation.publish_open  # publish() goes through it
 
     def current(
         self: PackageStore, case_id: str, package_id: str
@@ -118,12 +118,14 @@ async def test_package_work_never_blocks_the_event_loop(
         time.sleep(0.3)
         return slow_current(self, case_id, package_id)
 
-    def publish(self: PackageOperation, writer: PackageWriter) -> PackageGeneration:
+    def publish(
+        self: PackageOperation, writer: PackageWriter
+    ) -> tuple[PackageGeneration, PackageReader]:
         time.sleep(0.3)
         return slow_publish(self, writer)
 
     monkeypatch.setattr(PackageStore, "open_current", current)
-    monkeypatch.setattr(PackageOperation, "publish", publish)
+    monkeypatch.setattr(PackageOperation, "publish_open", publish)
     gaps: list[float] = []
     done = asyncio.Event()
 
