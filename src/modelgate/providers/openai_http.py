@@ -49,12 +49,6 @@ def decode_body(content: bytes) -> Any:
         return json.loads(content, parse_constant=_no_constants)
 
 
-# Keep as many idle connections as a busy caller runs requests at once: httpx's default
-# of 20 kept-alive connections made Viano's 50 concurrent interpretations open a new TCP
-# connection for most requests. Retries stay 0: retry policy belongs to the gateway alone.
-_POOL_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=100)
-
-
 class OpenAICompatibleProvider:
     """``POST {base_url}/chat/completions`` with the configured structured-output mode."""
 
@@ -93,8 +87,7 @@ class OpenAICompatibleProvider:
                 headers=self._headers,
                 timeout=httpx.Timeout(self.config.timeout_s + 1.0),
                 follow_redirects=False,
-                transport=self._transport
-                or httpx.AsyncHTTPTransport(retries=0, limits=_POOL_LIMITS),
+                transport=self._transport or httpx.AsyncHTTPTransport(retries=0),
                 trust_env=False,
             )
             self._client_loop = loop
