@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from modelgate.atomicfile import write_bytes_atomic
 from modelgate.ledger import JsonFileLedger
 from modelgate.providers import Provider, ProviderConfig, build_provider
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
@@ -395,17 +396,5 @@ def _pct(value: float | None) -> str:
 
 def write_json(report: EvalReport, path: Path) -> None:
     """Write the report atomically (temp file in the same folder, fsync, rename)."""
-    import os
-
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(report.as_json(), indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, data)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import tempfile
 import time
 from collections import Counter
@@ -33,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from modelgate.atomicfile import write_bytes_atomic
 from viano_bug_analysis.errors import VianoError
 
 CASES_FILE = "cases.jsonl"
@@ -268,15 +268,5 @@ def _pct(value: float | None) -> str:
 
 def write_json(report: VianoEvalReport, path: Path) -> None:
     """Atomically: temp file in the same folder, fsync, rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(report.as_json(), indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, data)

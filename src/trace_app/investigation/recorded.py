@@ -27,11 +27,9 @@ File format (``format: trace-recorded-investigations-v1``)::
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import tempfile
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from modelgate.atomicfile import write_bytes_atomic
 from modelgate.recording import Exchange
 from trace_app.investigation import evidence_store as store
 from trace_app.investigation.content_fingerprint import content_fingerprint
@@ -197,18 +196,7 @@ def write_recorded(runs: list[RecordedRun], recorded_at: datetime, path: Path) -
     """Write the file atomically (temp file in the same folder, fsync, ``os.replace``)."""
     body = RecordedFile(format=FORMAT, recorded_at=recorded_at, runs=runs)
     data = json.dumps(body.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_bytes_atomic(path, data.encode("utf-8"))
 
 
 def recreate_replayed_runs(session: Session, path: Path | None = None) -> int:

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from modelgate.atomicfile import atomic_write
 from viano_bug_analysis.errors import IntakeError
 from viano_bug_analysis.intake.parsers import parser_for
 from viano_bug_analysis.packages.format import Manifest, check_identity
@@ -164,18 +163,5 @@ def import_file(
 
 
 def _write_atomic(writer: PackageWriter, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp-{secrets.token_hex(6)}")
-    try:
-        with open(tmp, "xb") as f:
-            writer.write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-        fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_write(target) as handle:
+        writer.write(handle)

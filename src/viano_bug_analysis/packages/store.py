@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
+from modelgate.atomicfile import atomic_write
 from viano_bug_analysis.errors import PackageError, StoreError
 from viano_bug_analysis.packages.format import Manifest, PackageLimits, check_identity
 from viano_bug_analysis.packages.locks import OperationLock
@@ -439,18 +440,8 @@ class PackageStore:
             if generation is None
             else self.generation(case_id, package_id, generation)
         )
-        out = Path(out)
-        tmp = out.with_name(f".{out.name}.tmp-{secrets.token_hex(6)}")
-        try:
-            with open(gen.path, "rb") as src, open(tmp, "xb") as dst:
-                shutil.copyfileobj(src, dst, CHUNK)
-                dst.flush()
-                os.fsync(dst.fileno())
-            os.replace(tmp, out)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        _fsync_dir(out.parent.resolve())
+        with open(gen.path, "rb") as src, atomic_write(Path(out)) as dst:
+            shutil.copyfileobj(src, dst, CHUNK)
         return gen
 
     # -- repair ---------------------------------------------------------------------------
