@@ -26,11 +26,8 @@ from typing import BinaryIO
 
 
 def fsync_folder(folder: Path) -> None:
-    """Make a rename inside ``folder`` durable (a no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
+    """Make a rename inside ``folder`` durable; an error (the rename may not last) raises."""
+    fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:

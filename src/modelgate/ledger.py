@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from modelgate.atomicfile import fsync_folder
 from modelgate.errors import BudgetExhausted, LedgerBusy, LedgerUnavailable
 from modelgate.types import Usage
 
@@ -410,11 +411,7 @@ class JsonFileLedger:
             raise
         if fast or not sync_folder:
             return
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)  # portable: the new name is on disk
-        finally:
-            os.close(dir_fd)
+        fsync_folder(folder)  # portable: the new name is on disk
 
     # --- contract --------------------------------------------------------------
 

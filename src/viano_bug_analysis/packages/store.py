@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from modelgate.atomicfile import atomic_write
+from modelgate.atomicfile import atomic_write, fsync_folder
 from viano_bug_analysis.errors import PackageError, StoreError
 from viano_bug_analysis.packages.format import Manifest, PackageLimits, check_identity
 from viano_bug_analysis.packages.locks import OperationLock
@@ -111,14 +111,6 @@ def _file_sha256(path: Path) -> tuple[str, int]:
             digest.update(chunk)
             size += len(chunk)
     return digest.hexdigest(), size
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def verify_members(
@@ -207,7 +199,7 @@ class PackageStore:
             with open(tmp, "rb") as f:
                 os.fsync(f.fileno())
             os.replace(tmp, marker)
-            _fsync_dir(root)
+            fsync_folder(root)
         store = cls(root, **kwargs)  # type: ignore[arg-type]
         with store._db() as db:
             db.executescript(_SCHEMA)
@@ -636,7 +628,7 @@ class PackageOperation:
             ) from None
         tmp.unlink()
         store._crash_point("renamed")
-        _fsync_dir(folder)
+        fsync_folder(folder)
         store._crash_point("dir_fsynced")
         gen = PackageGeneration(
             self.case_id, self.package_id, manifest.package_generation, final, sha, size, manifest
