@@ -26,6 +26,7 @@ from typing import Any
 
 from viano_bug_analysis.case import heuristics as h
 from viano_bug_analysis.case.limits import CaseBuilderLimits
+from viano_bug_analysis.case.textscan import LiteralScan
 from viano_bug_analysis.intake.model import Fact, IntakeDocument, Item, Reference, Source
 
 KINDS = {
@@ -45,6 +46,9 @@ KINDS = {
 ORDER = "BSOECTFRNDQX"
 _PLACEHOLDER_EXPECTATIONS = {"", "n/a", "na", "none", "-", "--", "tbd", "?", "same", "nothing"}
 ORIGIN_DERIVED = "derived"  # made by CaseBuilder (D, Q), not supplied data
+# A text holding none of these has no unread block (find_unread_blocks finds nothing in
+# one unfenced line):
+_UNREAD_HINTS = LiteralScan(("\n", "```", "~~~"))
 
 
 def _system_provenance() -> dict[str, Any]:
@@ -75,14 +79,25 @@ class RecordSet:
     def _new(
         self, prefix: str, source: Source | None, text: str | None = None, **fields: Any
     ) -> dict[str, Any]:
-        self._count += 1
-        if self._count > self._max_records:
-            self.limits.check("max_records", self._count)
+        provenance = source.to_json() if source is not None else _system_provenance()
+        return self._add(prefix, provenance, text, fields)
+
+    def _add(
+        self,
+        prefix: str,
+        provenance: dict[str, Any],
+        text: str | None,
+        fields: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """The next record of kind ``prefix`` (checks ``max_records`` and the text size)."""
+        count = self._count = self._count + 1
+        if count > self._max_records:
+            self.limits.check("max_records", count)
         same_kind = self._by_kind[prefix]
         record: dict[str, Any] = {
-            "id": f"{prefix}{len(same_kind) + 1:04d}",
+            "id": prefix + str(len(same_kind) + 1).zfill(4),  # f"{prefix}{n:04d}"
             "kind": KINDS[prefix],
-            "provenance": (source.to_json() if source is not None else _system_provenance()),
+            "provenance": provenance,
         }
         if text is not None:
             if len(text) * 4 > self._max_text_bytes:  # UTF-8: <= 4 bytes/char
@@ -95,8 +110,8 @@ class RecordSet:
 
     def _unread_text(self, text: str, source: Source) -> tuple[str, list[str]]:
         """Replace long logs/traces/code blocks by placeholders; one X record each."""
-        if "\n" not in text and "```" not in text and "~~~" not in text:
-            return text, []  # find_unread_blocks finds nothing in one unfenced line
+        if not _UNREAD_HINTS.any_in(text):
+            return text, []
         blocks = h.find_unread_blocks(
             text, self.limits.unread_block_bytes, self.limits.unread_block_lines
         )
@@ -128,26 +143,28 @@ class RecordSet:
         parts.append(text[pos:])
         return "".join(parts), ids
 
-    def _text_record(self, prefix: str, item: Item, **fields: Any) -> dict[str, Any]:
+    def _text_record(
+        self, prefix: str, item: Item, fields: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         text = item.text
-        if "\n" in text or "```" in text or "~~~" in text:  # else nothing is left unread
+        if _UNREAD_HINTS.any_in(text):  # else nothing is left unread
             text, unread = self._unread_text(text, item.source)
             if unread:
-                fields["unread_refs"] = unread
-        return self._new(prefix, item.source, text, **fields)
+                fields = {**fields, "unread_refs": unread} if fields else {"unread_refs": unread}
+        return self._add(prefix, item.source.to_json(), text, fields)
 
     # -- documents ------------------------------------------------------------------------
 
     def add_document(self, doc: IntakeDocument) -> None:
         for item in doc.titles:
-            self._text_record("B", item, role="title")
+            self._text_record("B", item, {"role": "title"})
         for item in doc.summaries:
-            self._text_record("B", item, role="summary")
+            self._text_record("B", item, {"role": "summary"})
         step_ids = [
-            self._text_record("S", item, order=i + 1)["id"] for i, item in enumerate(doc.steps)
+            self._text_record("S", item, {"order": i + 1})["id"] for i, item in enumerate(doc.steps)
         ]
         observations = [
-            self._text_record("O", item, section=item.extra.get("section", "description"))
+            self._text_record("O", item, {"section": item.extra.get("section", "description")})
             for item in doc.observations
             if item.text.strip()
         ]
@@ -157,11 +174,11 @@ class RecordSet:
                 self._empty_expected.append({"source": item.source})
                 continue
             extra = {"source_uri": item.extra["source_uri"]} if "source_uri" in item.extra else {}
-            self._text_record("E", item, explicit=True, **extra)
+            self._text_record("E", item, {"explicit": True, **extra})
         if not explicit:
             self._implicit_expectations(self._by_kind["B"], observations)
         for item in doc.reproductions:
-            self._text_record("R", item, steps=step_ids)
+            self._text_record("R", item, {"steps": step_ids})
         for o in observations:
             if o["provenance"]["role"] == "reporter":
                 self._hypotheses_in(o)

@@ -17,6 +17,8 @@ from viano_bug_analysis.intake.model import (
     Reference,
     Source,
     json_pointer,
+    make_item,
+    make_source,
 )
 from viano_bug_analysis.intake.parsers import load_json_object, safe_identity
 
@@ -67,11 +69,13 @@ class _Ctx:
         )
 
     def item(self, value: Any, parts: tuple[str | int, ...], role: str) -> Item:
-        pointer = json_pointer(*parts)
+        return self.item_at(value, json_pointer(*parts), role)
+
+    def item_at(self, value: Any, pointer: str, role: str) -> Item:
         if isinstance(value, str):
             author = self.reporter if role == "reporter" else None
-            src = Source(self.member, pointer, author, self.created, "original", role)
-            return Item(value, src)
+            src = make_source(self.member, pointer, author, self.created, "original", role)
+            return make_item(value, src)
         if not isinstance(value, dict) or not isinstance(value.get("text"), str):
             raise self.fail(pointer, "expected a string or an object with a string 'text'")
         origin = value.get("origin", "original")
@@ -79,11 +83,16 @@ class _Ctx:
             raise self.fail(pointer + "/origin", f"origin must be one of {sorted(_ORIGINS)}")
         author = value.get("author", self.reporter if role == "reporter" else None)
         stamp = value.get("timestamp", self.created if role == "reporter" else None)
-        for key, v in (("author", author), ("timestamp", stamp)):
-            if v is not None and not isinstance(v, str):
-                raise self.fail(pointer + "/" + key, "must be a string")
-        extra = {k: v for k, v in value.items() if k in ("source_uri", "heading")}
-        src = Source(
+        if author is not None and not isinstance(author, str):
+            raise self.fail(pointer + "/author", "must be a string")
+        if stamp is not None and not isinstance(stamp, str):
+            raise self.fail(pointer + "/timestamp", "must be a string")
+        extra = (
+            {k: v for k, v in value.items() if k in ("source_uri", "heading")}
+            if "source_uri" in value or "heading" in value
+            else None
+        )
+        src = make_source(
             self.member,
             pointer + "/text",
             author,
@@ -91,7 +100,7 @@ class _Ctx:
             origin,
             "research" if origin == "external_research" else role,
         )
-        return Item(value["text"], src, extra)
+        return make_item(value["text"], src, extra)
 
     def items(self, obj: dict[str, Any], key: str, role: str) -> list[Item]:
         value = obj.get(key)
@@ -99,7 +108,22 @@ class _Ctx:
             return []
         if not isinstance(value, list):
             raise self.fail(json_pointer(key), "expected a list")
-        return [self.item(v, (key, i), role) for i, v in enumerate(value)]
+        # json_pointer(key, i) for every i: an int needs no escaping
+        prefix = json_pointer(key) + "/"
+        out: list[Item] = []
+        append = out.append
+        member, created, item_at = self.member, self.created, self.item_at
+        author = self.reporter if role == "reporter" else None
+        for i, v in enumerate(value):
+            if isinstance(v, str):  # item_at's first case, inlined (most items)
+                append(
+                    make_item(
+                        v, make_source(member, prefix + str(i), author, created, "original", role)
+                    )
+                )
+            else:
+                append(item_at(v, prefix + str(i), role))
+        return out
 
 
 def parse_native(data: bytes, member: str) -> IntakeDocument:
@@ -139,13 +163,13 @@ def parse_native(data: bytes, member: str) -> IntakeDocument:
     else:
         raise ctx.fail("/expected_behavior", "expected null, a string, an object or a list")
     for it in exp_items:
-        doc.expectations.append(Item(it.text, it.source, {**it.extra, "explicit": True}))
+        doc.expectations.append(make_item(it.text, it.source, {**it.extra, "explicit": True}))
     doc.steps = ctx.items(obj, "steps", "reporter")
     doc.comments = ctx.items(obj, "comments", "commenter")
     doc.hypotheses = [
-        Item(
+        make_item(
             i.text,
-            Source(
+            make_source(
                 i.source.member,
                 i.source.pointer,
                 i.source.author,
