@@ -201,6 +201,23 @@ def test_entity_precheck_flags_each_kind_alone() -> None:
         assert h.may_hold_entities(text), text
 
 
+ENTITY_BITS = st.sampled_from(
+    [
+        *("E", "EA", "EAB", "EABC", "Eabc", "0", "9", ".", "1.2", "a.", ".jsx", ".c", ":/"),
+        *("://", "GET", "GET ", "HTTP 4", "HTTP 6", "ERR", "ERR_", "Erro", "Error", "x", " "),
+        "\x00",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(PROSE, st.lists(ENTITY_BITS, max_size=12).map("".join)))
+def test_one_pass_entity_precheck_equals_the_first_rule(text: str) -> None:
+    """The Rust pass (digit classes, E[A-Z]{3}) answers as the literal scan plus the
+    Python pattern did."""
+    assert h.may_hold_entities(text) == h.may_hold_entities_reference(text)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(PROSE, max_size=150))
 def test_grouped_entity_precheck_equals_each_alone(texts: list[str]) -> None:
@@ -234,6 +251,14 @@ def test_sentence_checks_equal_the_patterns(text: str) -> None:
     ]
     low = text.lower()
     assert h.may_hold_hypothesis(text) == any(x in low for x in FIRST_HYPOTHESIS_HINTS)
+    for hints, keep in (
+        (h._HYPOTHESIS_HINTS, h.is_hypothesis),
+        (h._EXPECTATION_HINTS, h.is_expectation),
+    ):
+        # searching the hints only in the dot-separated pieces that hold one: same result
+        assert h.hinted_sentences(text, hints, keep, LiteralScan(hints)) == h.hinted_sentences(
+            text, hints, keep
+        )
 
 
 def reference_is_hypothesis(sentence: str) -> bool:
@@ -302,6 +327,22 @@ LINES = st.sampled_from(
 @given(st.lists(LINES, max_size=40).map("".join), st.sampled_from([(40, 3), (1024, 25), (8, 2)]))
 def test_unread_blocks_equal_the_first_rule(text: str, limits: tuple[int, int]) -> None:
     assert h.find_unread_blocks(text, *limits) == reference_unread_blocks(text, *limits)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LINES, max_size=260).map("".join))
+def test_block_label_with_early_stops_equals_the_first_rule(text: str) -> None:
+    assert h._classify(text) == h.classify_reference(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="`~ab\n", max_size=30),
+    st.sampled_from(["```", "~~~", "\n"]),
+    st.integers(0, 31),
+)
+def test_find_by_first_character_equals_str_find(text: str, needle: str, start: int) -> None:
+    assert h._find(text, needle, start) == text.find(needle, start)
 
 
 # -- large members deflated in pieces --------------------------------------------------------

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 
-from viano_bug_analysis.case.textscan import LiteralScan
+from viano_bug_analysis.case.textscan import LiteralScan, literal_pattern, rust_search
 
 # -- unread blocks (long logs, stack traces, long code) ---------------------------------
 
@@ -54,7 +55,40 @@ _CLASSIFY_SAMPLE_LINES = 200
 
 
 def _classify(text: str) -> str:
-    """Label a block by its first lines (a label only; the block stays unread)."""
+    """Label a block by its first lines (a label only; the block stays unread):
+    :func:`classify_reference`, each count stopped as soon as its outcome is known."""
+    sample = text[: 200 * _CLASSIFY_SAMPLE_LINES].splitlines()
+    lines = list(islice((ln for ln in sample if ln.strip()), _CLASSIFY_SAMPLE_LINES))
+    n = len(lines)
+    if not n:
+        return "code"
+    need = max(3, -(-n // 3))  # trace >= 3 and trace * 3 >= n
+    trace = 0
+    left = n
+    for ln in lines:
+        left -= 1
+        if _TRACE_LINE.match(ln):
+            trace += 1
+            if trace >= need:
+                return "stack_trace"
+        elif trace + left < need:
+            break
+    need = -(-n // 4)  # logish * 4 >= n
+    logish = 0
+    left = n
+    for ln in lines:
+        left -= 1
+        if _LOGISH.search(ln):
+            logish += 1
+            if logish >= need:
+                return "log"
+        elif logish + left < need:
+            break
+    return "code"
+
+
+def classify_reference(text: str) -> str:
+    """The block label as first written (kept for the tests)."""
     lines = [ln for ln in text[: 200 * _CLASSIFY_SAMPLE_LINES].splitlines() if ln.strip()]
     lines = lines[:_CLASSIFY_SAMPLE_LINES]
     if not lines:
@@ -66,17 +100,28 @@ def _classify(text: str) -> str:
     return "log" if logish * 4 >= len(lines) else "code"
 
 
+def _find(text: str, needle: str, start: int = 0) -> int:
+    """``text.find(needle, start)``, first looking for the needle's first character
+    (a ``memchr``): much faster through long text that holds none of it."""
+    i = text.find(needle[0], start)
+    return i if i < 0 else text.find(needle, i)
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
 def find_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[Block]:
     """Long fenced blocks and long runs of stack-trace lines outside fences."""
     blocks: list[Block] = []
     covered: list[tuple[int, int]] = []
     for start, end, body_start, body_end in (
-        fenced_blocks(text) if ("```" in text or "~~~" in text) else ()
+        fenced_blocks(text) if (_find(text, "```") >= 0 or _find(text, "~~~") >= 0) else ()
     ):
         body = text[body_start:body_end]
         covered.append((start, end))
         n_lines = body.count("\n") + 1
-        long_enough = len(body.encode("utf-8")) >= min_bytes or n_lines >= min_lines
+        long_enough = _utf8_len(body) >= min_bytes or n_lines >= min_lines
         kind = _classify(body) if long_enough or n_lines >= TRACE_MIN_LINES else "code"
         if long_enough or (kind == "stack_trace" and n_lines >= TRACE_MIN_LINES):
             blocks.append(Block(start, end, kind, n_lines))
@@ -125,7 +170,7 @@ def fenced_blocks(text: str) -> list[tuple[int, int, int, int]]:
     out: list[tuple[int, int, int, int]] = []
     n = len(text)
     pos = 0
-    marks = tuple(m for m in _FENCE_MARKS if m in text)
+    marks = tuple(m for m in _FENCE_MARKS if _find(text, m) >= 0)
     while True:
         opening = _next_fence_line(text, pos, marks)
         if opening is None:
@@ -155,7 +200,7 @@ def _blank(text: str, a: int, b: int, chars: str) -> bool:
 def _next_fence_line(text: str, pos: int, marks: tuple[str, ...]) -> tuple[int, int, str] | None:
     """First line starting at or after ``pos`` whose first non-blank characters are a
     fence: (line start, fence position, fence)."""
-    found = {m: text.find(m, pos) for m in marks}
+    found = {m: _find(text, m, pos) for m in marks}
     while True:
         live = [(at, m) for m, at in found.items() if at >= 0]
         if not live:
@@ -164,12 +209,12 @@ def _next_fence_line(text: str, pos: int, marks: tuple[str, ...]) -> tuple[int, 
         start = _line_start(text, at)
         if start >= pos and _blank(text, start, at, " \t"):
             return start, at, mark
-        found[mark] = text.find(mark, at + 1)
+        found[mark] = _find(text, mark, at + 1)
 
 
 def _closing_fence(text: str, body_start: int, fence: str) -> tuple[int, int] | None:
     """(line start, line end) of the first closing fence line at or after ``body_start``."""
-    at = text.find(fence, body_start)
+    at = _find(text, fence, body_start)
     while at >= 0:
         start = _line_start(text, at)
         if _blank(text, start, at, " \t"):
@@ -177,7 +222,7 @@ def _closing_fence(text: str, body_start: int, fence: str) -> tuple[int, int] | 
             end = len(text) if end < 0 else end
             if _blank(text, at + 3, end, " \t\r"):
                 return start, end
-        at = text.find(fence, at + 1)
+        at = _find(text, fence, at + 1)
     return None
 
 
@@ -206,7 +251,7 @@ def _close_run(
     text: str, start: int, end: int, n: int, min_bytes: int, min_lines: int, out: list[Block]
 ) -> None:
     chunk = text[start:end]
-    if n >= 3 and (len(chunk.encode("utf-8")) >= min_bytes or n >= min(min_lines, TRACE_MIN_LINES)):
+    if n >= 3 and (_utf8_len(chunk) >= min_bytes or n >= min(min_lines, TRACE_MIN_LINES)):
         out.append(Block(start, end, "stack_trace", n))
 
 
@@ -229,7 +274,7 @@ def sentences(text: str, keep: Callable[[str], bool] | None = None) -> list[tupl
     """(sentence, start, end) for each non-trivial sentence or line of ``text``, leaving
     out fenced code and lines that look like stack-trace frames. ``keep`` (a pure test of
     the sentence) further selects; it runs before the costlier frame and fence checks."""
-    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if "```" in text else []
+    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
     out: list[tuple[str, int, int]] = []
     for m in _SENTENCE.finditer(text):
         _add_sentence(m, fences, keep, out)
@@ -256,7 +301,10 @@ def _add_sentence(
 
 
 def hinted_sentences(
-    text: str, hints: tuple[str, ...], keep: Callable[[str], bool]
+    text: str,
+    hints: tuple[str, ...],
+    keep: Callable[[str], bool],
+    scan: LiteralScan | None = None,
 ) -> list[tuple[str, int, int]]:
     """``sentences(text, keep)`` where ``keep`` is only ever true for a sentence whose
     lower-cased ASCII text holds one of ``hints`` (hints hold no ``.!?`` or newline).
@@ -264,25 +312,52 @@ def hinted_sentences(
     On ASCII text only the sentences around a hint are looked at: a sentence is a
     maximal run without ``.!?`` or newline (plus its closing punctuation), so the one
     holding a hint at ``i`` starts just after the last of those before ``i``, and
-    ``_SENTENCE`` matched there is the match ``finditer`` gives."""
+    ``_SENTENCE`` matched there is the match ``finditer`` gives. ``scan`` (a LiteralScan
+    of ``hints``) finds the ``.``-separated pieces holding a hint first, so that the
+    hints are searched for in those pieces only (same starts: no hint crosses a dot)."""
     if not text.isascii():
         return sentences(text, keep)
     low = text.lower()
     starts: set[int] = set()
-    for hint in hints:
-        i = low.find(hint)
-        while i >= 0:
-            starts.add(max(text.rfind(c, 0, i) for c in ".!?\n") + 1)
-            i = low.find(hint, i + 1)
+    if scan is None:
+        for hint in hints:
+            i = low.find(hint)
+            while i >= 0:
+                starts.add(max(text.rfind(c, 0, i) for c in ".!?\n") + 1)
+                i = low.find(hint, i + 1)
+    else:
+        piece_start = 0
+        holds_hint = scan.any_in_ascii
+        for piece in low.split("."):
+            if holds_hint(piece):
+                if "\n" not in piece and "!" not in piece and "?" not in piece:
+                    starts.add(piece_start)  # one sentence: the hint's
+                else:
+                    _hint_starts_in(text, low, hints, piece_start, piece_start + len(piece), starts)
+            piece_start += len(piece) + 1
     if not starts:
         return []
-    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if "```" in text else []
+    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
     out: list[tuple[str, int, int]] = []
     for start in sorted(starts):
         m = _SENTENCE.match(text, start)
         if m is not None:
             _add_sentence(m, fences, keep, out)
     return out
+
+
+def _hint_starts_in(
+    text: str, low: str, hints: tuple[str, ...], piece_start: int, piece_end: int, starts: set[int]
+) -> None:
+    """Add the sentence start of every hint in ``low[piece_start:piece_end]`` (a piece
+    between dots) to ``starts``."""
+    for hint in hints:
+        i = low.find(hint, piece_start, piece_end)
+        while i >= 0:
+            # the last "." before i ends the previous piece
+            last = max(text.rfind(c, piece_start, i) for c in "!?\n")
+            starts.add(max(last + 1, piece_start))
+            i = low.find(hint, i + 1, piece_end)
 
 
 _HYPOTHESIS_HINTS = (  # "caused by" and "because of" contain "cause": no separate scan
@@ -312,12 +387,12 @@ _EXPECTATION_SCAN = LiteralScan(_EXPECTATION_HINTS)
 
 def hypothesis_sentences(text: str) -> list[tuple[str, int, int]]:
     """The sentences of ``text`` that state a hypothesis (``is_hypothesis``)."""
-    return hinted_sentences(text, _HYPOTHESIS_HINTS, is_hypothesis)
+    return hinted_sentences(text, _HYPOTHESIS_HINTS, is_hypothesis, _HYPOTHESIS_SCAN)
 
 
 def expectation_sentences(text: str) -> list[tuple[str, int, int]]:
     """The sentences of ``text`` that state an expectation (``is_expectation``)."""
-    return hinted_sentences(text, _EXPECTATION_HINTS, is_expectation)
+    return hinted_sentences(text, _EXPECTATION_HINTS, is_expectation, _EXPECTATION_SCAN)
 
 
 def may_hold_hypothesis(text: str) -> bool:
@@ -408,16 +483,22 @@ _ERROR_E_HINT = re.compile(r"E[A-Z]{3}")
 # Literals at least one of which occurs in ASCII text whenever one of the checks in
 # extract_entities can succeed: "://", the HTTP verbs and error hints, every ASCII
 # digit-dot-digit, and a dot before the first letters of each file extension.
-_ENTITY_SCAN = LiteralScan(
-    (
-        "://",
-        *_HTTP_VERBS,
-        *_ERROR_HINTS,
-        *(f"{a}.{b}" for a in range(10) for b in range(10)),
-        *(".js", ".ts", ".mjs", ".py", ".rb", ".go", ".rs", ".java", ".kt", ".c", ".h"),
-        *(".less", ".vue", ".svelte", ".yml", ".yaml", ".toml", ".lock", ".sh", ".xml"),
-        *(".scss", ".gradle", ".php", ".swift", ".sql", ".ini", ".log"),
-    )
+_ENTITY_LITERALS = (
+    "://",
+    *_HTTP_VERBS,
+    *_ERROR_HINTS,
+    *(f"{a}.{b}" for a in range(10) for b in range(10)),
+    *(".js", ".ts", ".mjs", ".py", ".rb", ".go", ".rs", ".java", ".kt", ".c", ".h"),
+    *(".less", ".vue", ".svelte", ".yml", ".yaml", ".toml", ".lock", ".sh", ".xml"),
+    *(".scss", ".gradle", ".php", ".swift", ".sql", ".ini", ".log"),
+)
+_ENTITY_SCAN = LiteralScan(_ENTITY_LITERALS)
+# The whole pre-check of ASCII text in one Rust pass: the literals, the 100 digit-dot-digit
+# literals written as one class (scanned several times faster than 100 alternatives), and
+# _ERROR_E_HINT (the same ASCII classes in both engines).
+_ENTITY_ASCII_SCAN = rust_search(
+    "|".join(literal_pattern(x) for x in _ENTITY_LITERALS if not _DIGIT_DOT.fullmatch(x))
+    + r"|[0-9]\.[0-9]|E[A-Z]{3}"
 )
 
 
@@ -426,6 +507,13 @@ def may_hold_entities(text: str) -> bool:
     true for text that holds none)."""
     if not text.isascii():
         return True  # Unicode digits and case rules: the exact checks decide
+    return _ENTITY_ASCII_SCAN.isinstance_python(text)
+
+
+def may_hold_entities_reference(text: str) -> bool:
+    """:func:`may_hold_entities` as first written (kept for the tests)."""
+    if not text.isascii():
+        return True
     return _ENTITY_SCAN.any_in(text) or _ERROR_E_HINT.search(text) is not None
 
 
@@ -443,9 +531,7 @@ def may_hold_entities_each(texts: list[str]) -> list[bool]:
     for i in range(0, len(texts), _ENTITY_GROUP):
         group = texts[i : i + _ENTITY_GROUP]
         joined = "\x00".join(group)
-        if joined.isascii() and not (
-            _ENTITY_SCAN.any_in(joined) or _ERROR_E_HINT.search(joined) is not None
-        ):
+        if joined.isascii() and not _ENTITY_ASCII_SCAN.isinstance_python(joined):
             out.extend([False] * len(group))
         else:
             out.extend(may_hold_entities(t) for t in group)

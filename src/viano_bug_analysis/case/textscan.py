@@ -16,17 +16,26 @@ is scanned in Python instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from pydantic_core import SchemaValidator, core_schema
 
 
-def _literal_pattern(literal: str) -> str:
+def literal_pattern(literal: str) -> str:
+    """``literal`` as a Rust regex matching exactly that text."""
     return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):X}}}" for c in literal)
 
 
-def _validator(pattern: str) -> SchemaValidator:
+def rust_search(pattern: str) -> SchemaValidator:
+    """A validator whose ``isinstance_python(text)`` is true when the Rust regex
+    ``pattern`` matches somewhere in ``text`` (false too for a text holding lone
+    surrogates, which the engine cannot read: check ``text.isascii()`` first or fall
+    back as :class:`LiteralScan` does)."""
     return SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine="rust-regex"))
+
+
+_literal_pattern = literal_pattern
+_validator = rust_search
 
 
 _TAKES_TEXT = _validator("")  # matches every string the engine can read
@@ -40,6 +49,10 @@ class LiteralScan:
         self._validator: SchemaValidator | None = None
         if all(_TAKES_TEXT.isinstance_python(x) for x in self.literals):  # no lone surrogates
             self._validator = _validator("|".join(_literal_pattern(x) for x in self.literals))
+        # any_in for ASCII text only (which the engine always reads): one call less
+        self.any_in_ascii: Callable[[str], bool] = (
+            self._validator.isinstance_python if self._validator is not None else self.any_in
+        )
 
     def any_in(self, text: str) -> bool:
         """``any(lit in text for lit in self.literals)``."""
