@@ -7,6 +7,14 @@ form); tuples are written as arrays. This follows RFC 8785 in spirit (sorted key
 no whitespace) but keeps Python's float formatting (``0.0`` stays ``0.0``), so a
 float and an int of the same value give different fingerprints on purpose.
 
+Speed without a second rule: a value made only of ``dict`` (string keys), ``list``,
+``tuple``, ``str``, ``int`` (64-bit), ``bool`` and ``None`` is written by orjson, which
+gives exactly these bytes for those types (its sorted keys compare as UTF-8 bytes, which
+is code-point order). Anything else (floats, whose text orjson writes differently,
+subclasses, big integers, non-string keys, lone surrogates) takes the ``json`` path
+above, which is the reference and raises the reference errors. ``plain_json`` is that
+fast path on its own, for callers with their own reference (Viano's packages).
+
 ``fingerprint(obj, kind)`` returns ``"<kind>-v1:sha256:<64 hex>"``; the hash covers the
 canonical bytes of ``obj`` only. The ``v1`` is the version of this scheme: a change of
 canonical form must bump it so that old fingerprints are never silently reinterpreted.
@@ -15,12 +23,15 @@ canonical form must bump it so that old fingerprints are never silently reinterp
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import json
 import math
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 if TYPE_CHECKING:
     from modelgate.types import ModelRequest
@@ -63,8 +74,54 @@ _ENCODER = json.JSONEncoder(
 )
 
 
+_PLAIN_TYPES = frozenset({dict, list, tuple, str, int, bool, type(None)})
+_ORJSON_OPTIONS = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
+def _orjson_refuse(value: Any) -> Any:
+    raise TypeError  # orjson then raises JSONEncodeError and the caller's reference runs
+
+
+def _only_plain_types(obj: Any) -> bool:
+    """True if every object reachable from ``obj`` has a type in ``_PLAIN_TYPES``.
+
+    Breadth-first over ``gc.get_referents`` (containers report their items; exact ``str``
+    dict keys are not reported, which is fine: they are plain). Only called after orjson
+    has written ``obj``, so the graph is a finite, acyclic tree."""
+    if type(obj) not in _PLAIN_TYPES:
+        return False
+    level: list[Any] = [obj]
+    while level:
+        level = gc.get_referents(*level)
+        if not _PLAIN_TYPES.issuperset(map(type, level)):
+            return False
+    return True
+
+
+def plain_json(obj: Any, *, indent: bool = False) -> bytes | None:
+    """The canonical bytes of ``obj`` (``indent``: two-space indented, with a final newline)
+    when it is made only of plain types, else ``None``: the caller then uses its
+    reference encoder."""
+    options = _ORJSON_OPTIONS
+    if indent:
+        options |= orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+    try:
+        data = orjson.dumps(obj, default=_orjson_refuse, option=options)
+    except orjson.JSONEncodeError:
+        return None
+    return data if _only_plain_types(obj) else None
+
+
 def canonical_json(obj: Any) -> bytes:
     """Sorted keys, compact separators, UTF-8, no NaN: the bytes every fingerprint hashes."""
+    fast = plain_json(obj)
+    if fast is not None:
+        return fast
     try:
         text = _ENCODER.encode(obj)
     except (ValueError, TypeError):

@@ -155,3 +155,46 @@ def test_a_mutated_schema_is_not_served_from_the_memo() -> None:
     before = request_fingerprint(request, "m")
     request.output_schema["title"] = "Changed in place"
     assert request_fingerprint(request, "m") != before
+
+
+def _reference(obj: Any) -> bytes:
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+wide_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()  # beyond 64 bits too: orjson refuses them, the reference writes them
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12)
+)
+wide_values = st.recursive(
+    wide_scalars,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.lists(children, max_size=3).map(tuple)
+        | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@given(wide_values)
+def test_fast_path_writes_the_reference_bytes(value: Any) -> None:
+    # orjson writes plain values; floats, big integers and the rest go the json way:
+    # either way the bytes are those of the reference encoder
+    assert canonical_json(value) == _reference(value)
+
+
+def test_fast_path_refuses_what_the_reference_refuses() -> None:
+    class Text(str):
+        pass
+
+    assert canonical_json({"a": Text("x")}) == _reference({"a": "x"})  # subclass: reference
+    for bad in ({1: "int key"}, {"a": float("nan")}, {"a": {2: []}}, {"a": object()}):
+        with pytest.raises(CanonicalJSONError):
+            canonical_json(bad)
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate has no UTF-8 form
+        canonical_json({"a": "\ud800"})
