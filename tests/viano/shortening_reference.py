@@ -1,6 +1,7 @@
-"""The straightforward shortening search (the code before the computed-size search):
-every candidate context is built and serialised. Tests compare PromptBuilder's fast
-search against it byte for byte."""
+"""The straightforward context (the code before the streamed context: project every
+record, serialise the whole, hash it) and the straightforward shortening search (the
+code before the computed-size search: every candidate context is built and
+serialised). Tests compare PromptBuilder against them byte for byte."""
 
 from __future__ import annotations
 
@@ -86,6 +87,87 @@ def reference_shortened(
         else:
             high = middle
     return best
+
+
+_PROVENANCE_KEEP = ("member", "json_pointer", "role", "span")
+_ALIAS_LETTERS = "BSNDQX"
+
+
+def _project(value: Any, ids: dict[str, str] | None) -> Any:
+    if isinstance(value, str):
+        if ids is not None and value in ids:
+            return ids[value]
+        return value
+    if isinstance(value, list):
+        return [_project(v, ids) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _project(v, ids) for k, v in value.items()}
+    return value
+
+
+def _entry(index: int, record: Mapping[str, Any], ids: dict[str, str]) -> dict[str, Any]:
+    rid = record["id"]
+    provenance = record.get("provenance") or {}
+    unread = rid[:1] == "X" or bool(record.get("unread")) or "value_ref" in record
+    inline = bool(record.get("inline", True)) and not unread
+    data = {
+        key: _project(value, ids if key in REFERENCE_FIELDS else None)
+        for key, value in record.items()
+        if key not in ("id", "kind", "provenance", "inline", "unread")
+    }
+    entry: dict[str, Any] = {
+        "id": ids[rid],
+        "kind": record.get("kind"),
+        "pointer": f"/records/{index}",
+        "origin": provenance.get("origin"),
+        "inline": inline,
+        "unread": unread,
+        "author": provenance.get("author"),
+        "timestamp": provenance.get("timestamp"),
+        "provenance": {k: provenance.get(k) for k in _PROVENANCE_KEEP if k in provenance},
+        "data": data,
+    }
+    if ids[rid] != rid:
+        entry["record_id"] = rid
+    return entry
+
+
+def reference_context(case: BuiltCase) -> tuple[dict[str, Any], bytes, str]:
+    """The unshortened context of a valid ``case``, its bytes and SHA-256, built the
+    straightforward way (no limits)."""
+    records = case.document["records"]
+    counters: dict[str, int] = {}
+    ids: dict[str, str] = {}
+    for record in records:
+        rid = record["id"]
+        if rid[:1] in _ALIAS_LETTERS:
+            counters[rid[:1]] = counters.get(rid[:1], 0) + 1
+            ids[rid] = f"{rid[:1]}{counters[rid[:1]]:04d}"
+        else:
+            ids[rid] = rid
+    entries = [_entry(i, record, ids) for i, record in enumerate(records)]
+    completeness = next(e for e in entries if e["id"] == "Q0001")
+    data = completeness.get("data", {})
+    context: dict[str, Any] = {
+        "format": "viano-interpretation-context-v1",
+        "case_id": case.case_id,
+        "package_id": case.package_id,
+        "analysis_revision": case.analysis_revision,
+        "case_sha256": case.case_sha256,
+        "alias_scope": {
+            "case_sha256": case.case_sha256,
+            "context_format": "viano-interpretation-context-v1",
+        },
+        "expected_behavior_status": {
+            "completeness": data.get("value"),
+            "provenance": data.get("expected_behavior_provenance", completeness.get("origin")),
+            "origins": data.get("origins", []),
+            "explicit": data.get("explicit"),
+        },
+        "catalogue": entries,
+    }
+    body = canonical_json(context)
+    return context, body, hashlib.sha256(body).hexdigest()
 
 
 def whole_context(case: BuiltCase) -> dict[str, Any]:

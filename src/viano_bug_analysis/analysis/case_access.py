@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from dataclasses import dataclass
+from queue import SimpleQueue
 from typing import Any
 
 from viano_bug_analysis.analysis.errors import InterpretationError
@@ -27,7 +29,6 @@ from viano_bug_analysis.packages import (
     revision_dir,
 )
 from viano_bug_analysis.packages.format import check_identity
-from viano_bug_analysis.packages.threads import background_pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,72 @@ class BuiltCase:
 
 
 _PARALLEL_HASH_BYTES = 1 << 20
+
+
+class BackgroundSha256:
+    """The SHA-256 of buffers fed in order, hashed on a thread of its own while the
+    caller goes on with Python work (hashlib releases the GIL for inputs from 2 KiB).
+
+    A thread waiting for the GIL gets it only when the holder releases it or after the
+    switch interval (5 ms), so a hashing thread that needed the GIL back between two
+    buffers would mostly wait for the caller. ``feed`` therefore waits (without the
+    GIL) until the thread holds the buffers it was given and has started on them: the
+    caller's Python work then runs while they are hashed, and the caller waits only
+    when it feeds faster than the thread hashes. Buffers must not change once fed."""
+
+    __slots__ = ("_error", "_hash", "_inbox", "_taken", "_thread")
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self._inbox: SimpleQueue[tuple[bytes | memoryview, ...] | None] = SimpleQueue()
+        self._taken: SimpleQueue[None] = SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = threading.Thread(
+            target=self._run, name="viano-sha256", daemon=True
+        )
+        try:
+            self._thread.start()
+        except RuntimeError:  # no thread to be had: hash in the caller's thread
+            self._thread = None
+
+    def _run(self) -> None:
+        while True:
+            parts = self._inbox.get()
+            self._taken.put(None)
+            if parts is None:
+                return
+            if self._error is None:
+                try:
+                    for part in parts:  # parts under 2 KiB first: they keep the GIL
+                        self._hash.update(part)
+                except BaseException as exc:  # reported by hexdigest
+                    self._error = exc
+
+    def feed(self, *parts: bytes | memoryview) -> None:
+        if self._thread is None:
+            for part in parts:
+                self._hash.update(part)
+            return
+        self._inbox.put(parts)
+        self._taken.get()
+
+    def hexdigest(self) -> str:
+        """The digest of everything fed; the thread ends."""
+        if self._thread is not None:
+            self._inbox.put(None)
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            raise self._error
+        return self._hash.hexdigest()
+
+    def close(self) -> None:
+        """Ends the thread without waiting for it: the digest is not wanted (and
+        ``hexdigest`` refuses to give one)."""
+        if self._thread is not None:
+            self._inbox.put(None)
+            self._thread = None
+            self._error = RuntimeError("BackgroundSha256 closed before its digest")
 
 
 def _fail(code: str, message: str, **details: Any) -> InterpretationError:
@@ -79,21 +146,25 @@ def _sha256_hex(data: bytes) -> str:
 def checked_case(data: bytes, expected_sha256: object) -> tuple[str, dict[str, Any]]:
     """The case bytes' SHA-256 and document. A hash other than ``expected_sha256`` is
     ``case_hash_mismatch`` (whatever the bytes hold), then a document that is no case is
-    ``case_invalid``. From 1 MiB the hash runs in the background pool while this thread
-    parses (hashlib releases the GIL); the errors and their order are the same."""
+    ``case_invalid``. From 1 MiB the bytes are hashed on a thread of their own while this
+    thread parses (``BackgroundSha256``); the errors and their order are the same."""
     if len(data) < _PARALLEL_HASH_BYTES:
         digest = _sha256_hex(data)
         if digest != expected_sha256:
             raise _hash_mismatch()
         return digest, parse_case(data)
-    hashing = background_pool().submit(_sha256_hex, data)
+    hashing = BackgroundSha256()
+    hashing.feed(data)
     try:
         document = parse_case(data)
     except Exception:
-        if hashing.result() != expected_sha256:
+        if hashing.hexdigest() != expected_sha256:
             raise _hash_mismatch() from None
         raise
-    digest = hashing.result()
+    except BaseException:
+        hashing.close()
+        raise
+    digest = hashing.hexdigest()
     if digest != expected_sha256:
         raise _hash_mismatch()
     return digest, document

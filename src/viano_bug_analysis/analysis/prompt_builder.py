@@ -38,7 +38,7 @@ from modelgate.fingerprint import fingerprint
 from modelgate.prompts import Prompt, load_prompt
 from modelgate.typed import output_schema
 from modelgate.types import Message, ModelRequest
-from viano_bug_analysis.analysis.case_access import BuiltCase
+from viano_bug_analysis.analysis.case_access import BackgroundSha256, BuiltCase
 from viano_bug_analysis.analysis.catalogue import (
     ALIAS_LETTERS,
     COMPLETENESS_ID,
@@ -116,37 +116,64 @@ class PromptBuilder:
         if len(records) > self.limits.max_catalogue_entries:
             raise _limit("max_catalogue_entries", self.limits.max_catalogue_entries, len(records))
         ids = self._catalogue_ids(records)
-        entries = [self._entry(i, record, ids) for i, record in enumerate(records)]
-        catalogue = Catalogue(entries)
-        if COMPLETENESS_ID not in catalogue:
-            raise InterpretationError(
-                "canonical case has no expected-behaviour completeness record",
-                code="interpretation.case_invalid",
-            )
-        completeness = catalogue.get(COMPLETENESS_ID) or {}
-        data = completeness.get("data", {})
-        context: dict[str, Any] = {
-            "format": CONTEXT_FORMAT,
-            "case_id": case.case_id,
-            "package_id": case.package_id,
-            "analysis_revision": case.analysis_revision,
-            "case_sha256": case.case_sha256,
-            "alias_scope": {"case_sha256": case.case_sha256, "context_format": CONTEXT_FORMAT},
-            "expected_behavior_status": {
-                "completeness": data.get("value"),
-                # the supplied expectations' provenance (the Q record itself is derived;
-                # cases built before it carried this field kept it as their origin)
-                "provenance": data.get("expected_behavior_provenance", completeness.get("origin")),
-                "origins": data.get("origins", []),
-                "explicit": data.get("explicit"),
-            },
-            "catalogue": entries,
-        }
-        body = canonical_json(context)
+        alias_scope = {"case_sha256": case.case_sha256, "context_format": CONTEXT_FORMAT}
+        stream = None
+        if len(case.case_bytes) >= STREAM_CASE_BYTES:
+            head = {  # the context's keys before "catalogue", as below
+                "alias_scope": alias_scope,
+                "analysis_revision": case.analysis_revision,
+                "case_id": case.case_id,
+                "case_sha256": case.case_sha256,
+            }
+            stream = _ContextStream(head, self.limits.max_context_bytes)
+        try:
+            if stream is None:
+                entries = [_entry(i, record, ids) for i, record in enumerate(records)]
+            else:
+                entries = stream.entries(records, ids)
+            catalogue = Catalogue(entries)
+            if COMPLETENESS_ID not in catalogue:
+                raise InterpretationError(
+                    "canonical case has no expected-behaviour completeness record",
+                    code="interpretation.case_invalid",
+                )
+            completeness = catalogue.get(COMPLETENESS_ID) or {}
+            data = completeness.get("data", {})
+            context: dict[str, Any] = {
+                "format": CONTEXT_FORMAT,
+                "case_id": case.case_id,
+                "package_id": case.package_id,
+                "analysis_revision": case.analysis_revision,
+                "case_sha256": case.case_sha256,
+                "alias_scope": alias_scope,
+                "expected_behavior_status": {
+                    "completeness": data.get("value"),
+                    # the supplied expectations' provenance (the Q record itself is
+                    # derived; cases built before it carried this field kept it as
+                    # their origin)
+                    "provenance": data.get(
+                        "expected_behavior_provenance", completeness.get("origin")
+                    ),
+                    "origins": data.get("origins", []),
+                    "explicit": data.get("explicit"),
+                },
+                "catalogue": entries,
+            }
+            streamed = stream.finish(context) if stream is not None else None
+            body = canonical_json(context)
+            digest = None
+            if stream is not None and streamed == len(body):
+                digest = stream.hexdigest()
+        finally:
+            if stream is not None:
+                stream.close()
         if len(body) > self.limits.max_context_bytes:
             context, body = self._shortened(context, len(body))
             catalogue = Catalogue(context["catalogue"])
-        return PreparedContext(context, body, hashlib.sha256(body).hexdigest(), catalogue)
+            digest = None
+        if digest is None:
+            digest = hashlib.sha256(body).hexdigest()
+        return PreparedContext(context, body, digest, catalogue)
 
     def _shortened(self, context: dict[str, Any], full_size: int) -> tuple[dict[str, Any], bytes]:
         """The context with its longest texts shortened to the largest common cap that
@@ -186,44 +213,6 @@ class PromptBuilder:
             )
         return out
 
-    def _entry(self, index: int, record: Mapping[str, Any], ids: dict[str, str]) -> dict[str, Any]:
-        rid = record["id"]
-        letter = rid[:1]
-        provenance = record.get("provenance") or {}
-        unread = letter == "X" or bool(record.get("unread")) or "value_ref" in record
-        inline = bool(record.get("inline", True)) and not unread
-        data = {
-            key: self._project(value, ids if key in REFERENCE_FIELDS else None)
-            for key, value in record.items()
-            if key not in ("id", "kind", "provenance", "inline", "unread")
-        }
-        entry: dict[str, Any] = {
-            "id": ids[rid],
-            "kind": record.get("kind"),
-            "pointer": f"/records/{index}",
-            "origin": provenance.get("origin"),
-            "inline": inline,
-            "unread": unread,
-            "author": provenance.get("author"),
-            "timestamp": provenance.get("timestamp"),
-            "provenance": {k: provenance.get(k) for k in _PROVENANCE_KEEP if k in provenance},
-            "data": data,
-        }
-        if ids[rid] != rid:
-            entry["record_id"] = rid
-        return entry
-
-    def _project(self, value: Any, ids: dict[str, str] | None) -> Any:
-        if isinstance(value, str):
-            if ids is not None and value in ids:
-                return ids[value]
-            return value
-        if isinstance(value, list):
-            return [self._project(v, ids) for v in value]
-        if isinstance(value, Mapping):
-            return {str(k): self._project(v, ids) for k, v in value.items()}
-        return value
-
     def request(self, prepared: PreparedContext, max_output_tokens: int) -> ModelRequest:
         """The model request: the versioned system prompt, the context as data."""
         prompt = system_prompt()
@@ -249,6 +238,187 @@ def _limit(name: str, limit: int, value: int) -> InterpretationError:
         limit=limit,
         value=value,
     )
+
+
+_NOT_DATA = ("id", "kind", "provenance", "inline", "unread")
+_AS_IS = frozenset({int, bool, float, type(None)})  # _project returns these unchanged
+
+
+def _entry(index: int, record: Mapping[str, Any], ids: dict[str, str]) -> dict[str, Any]:
+    """The catalogue entry of ``record``, the ``index``-th record of the case."""
+    rid = record["id"]
+    letter = rid[:1]
+    provenance = record.get("provenance") or {}
+    unread = letter == "X" or bool(record.get("unread")) or "value_ref" in record
+    inline = bool(record.get("inline", True)) and not unread
+    # the record's own fields, projected (_project, with its common cases inline)
+    data: dict[Any, Any] = {}
+    for key, value in record.items():
+        if key in _NOT_DATA:
+            continue
+        cls = type(value)
+        if cls is str:
+            if key in REFERENCE_FIELDS:
+                value = ids.get(value, value)
+        elif cls not in _AS_IS:
+            value = _project(value, ids if key in REFERENCE_FIELDS else None)
+        data[key] = value
+    entry: dict[str, Any] = {
+        "id": ids[rid],
+        "kind": record.get("kind"),
+        "pointer": f"/records/{index}",
+        "origin": provenance.get("origin"),
+        "inline": inline,
+        "unread": unread,
+        "author": provenance.get("author"),
+        "timestamp": provenance.get("timestamp"),
+        "provenance": {k: provenance.get(k) for k in _PROVENANCE_KEEP if k in provenance},
+        "data": data,
+    }
+    if ids[rid] != rid:
+        entry["record_id"] = rid
+    return entry
+
+
+def _project(value: Any, ids: dict[str, str] | None) -> Any:
+    """``value`` as written into the context: lists and mappings copied (keys as
+    strings), strings in reference fields (``ids`` given) translated to catalogue ids."""
+    if isinstance(value, str):
+        if ids is not None and value in ids:
+            return ids[value]
+        return value
+    if isinstance(value, list):
+        return [_project(v, ids) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _project(v, ids) for k, v in value.items()}
+    return value
+
+
+STREAM_CASE_BYTES = 1 << 20  # from this case size the context is built as a stream
+_CHUNK_BYTES = 1 << 20  # about this many context bytes per serialised chunk
+_FIRST_CHUNK_ENTRIES = 16  # small, so that hashing starts early
+_CATALOGUE_KEY = "catalogue"
+_HASH_GIL_MINSIZE = 2048  # hashlib releases the GIL for inputs of this size and more
+
+
+class _ContextStream:
+    """The SHA-256 of a context, mostly computed while its entries are projected.
+
+    Canonical JSON is a concatenation: with sorted keys, the context's bytes are the
+    canonical JSON of its keys before ``catalogue`` less the closing brace, then
+    ``,"catalogue":[``, the entries' canonical JSON joined by commas, ``],`` and the
+    canonical JSON of the keys after ``catalogue`` less the opening brace. Entries are
+    serialised in chunks (a chunk's list without its brackets) as they are projected,
+    and the chunks are hashed in order on a thread of their own (``BackgroundSha256``)
+    while the next ones are projected. The caller still serialises the whole context
+    (one buffer, as before) and takes the digest only where the streamed size equals
+    the whole's. The stream gives up (and the caller hashes the whole, as before) once
+    the context is over the limit (it will be shortened) or where a part cannot be
+    serialised: whatever canonical_json refuses is then refused by the caller's
+    serialisation, with the same error, after the same checks."""
+
+    def __init__(self, head: dict[str, Any], limit: int) -> None:
+        self._head = head
+        self._limit = limit
+        self._entries: list[dict[str, Any]] = []
+        self._unfed: list[bytes | memoryview] = []  # pieces not hashed yet, in order
+        self._size = 0  # bytes of every piece so far
+        self._hasher: BackgroundSha256 | None = None
+        self._live = True
+        try:
+            opening = canonical_json(head)[:-1] + b',"catalogue":['
+        except Exception:
+            self._live = False
+            return
+        self._add(opening)
+
+    def entries(self, records: list[Any], ids: dict[str, str]) -> list[dict[str, Any]]:
+        """The catalogue entries of ``records``, hashed in chunks as they come."""
+        out = self._entries
+        start = 0
+        batch = _FIRST_CHUNK_ENTRIES
+        for index, record in enumerate(records):
+            out.append(_entry(index, record, ids))
+            if len(out) - start >= batch and self._live:
+                batch = self._chunk(out[start:], start > 0)
+                start = len(out)
+        if start < len(out) and self._live:
+            self._chunk(out[start:], start > 0)
+        return out
+
+    def _chunk(self, entries: list[dict[str, Any]], after: bool) -> int:
+        """Serialises ``entries`` (``after`` earlier ones) and hashes what comes before
+        them; the number of entries for the next chunk."""
+        try:
+            data = canonical_json(entries)
+        except Exception:
+            self._give_up()
+            return 0
+        if after:
+            self._add(b",")
+        self._feed()  # everything before these entries
+        self._add(memoryview(data)[1:-1])  # the list's items without its brackets
+        return max(1, _CHUNK_BYTES * len(entries) // max(1, len(data)))
+
+    def _add(self, piece: bytes | memoryview) -> None:
+        self._unfed.append(piece)
+        self._size += len(piece)
+        if self._size > self._limit:
+            self._give_up()
+
+    def _feed(self) -> None:
+        """Hashes the pieces not hashed yet.
+
+        The hashing thread keeps the GIL between two pieces but needs it back after
+        each piece that released it, which it gets at once only while this thread
+        waits in ``feed``; so what is fed at once is the previous chunk's items (which
+        release it) and the small separator after them (done while this one waits in
+        the next ``feed``). The first feed also starts with the small opening."""
+        if not self._live or not any(len(p) >= _HASH_GIL_MINSIZE for p in self._unfed):
+            return
+        if self._hasher is None:
+            self._hasher = BackgroundSha256()
+        self._hasher.feed(*self._unfed)
+        self._unfed = []
+
+    def finish(self, context: dict[str, Any]) -> int | None:
+        """The size of ``context``'s canonical JSON, all of it hashed, or None where the
+        stream gave up."""
+        if not self._live or context.get(_CATALOGUE_KEY) is not self._entries:
+            return None
+        if {k for k in context if k < _CATALOGUE_KEY} != set(self._head) or any(
+            context[k] is not v for k, v in self._head.items()
+        ):
+            return None
+        try:
+            tail = canonical_json({k: v for k, v in context.items() if k > _CATALOGUE_KEY})
+        except Exception:
+            return None
+        self._add(b"]," + tail[1:])
+        if not self._live:
+            return None
+        if self._hasher is None:
+            self._hasher = BackgroundSha256()
+        self._hasher.feed(*self._unfed)
+        self._unfed = []
+        return self._size
+
+    def hexdigest(self) -> str:
+        """The SHA-256 of what ``finish`` measured."""
+        assert self._hasher is not None and self._live
+        hasher, self._hasher = self._hasher, None
+        return hasher.hexdigest()
+
+    def _give_up(self) -> None:
+        self._live = False
+        self._unfed = []
+        self.close()
+
+    def close(self) -> None:
+        """Ends the hashing thread unless its digest was taken."""
+        if self._hasher is not None:
+            self._hasher.close()
+            self._hasher = None
 
 
 def load_context(

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
+import threading
+import time
 from pathlib import Path
+from typing import Any
+from unittest.mock import patch
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from interp_support import (
     BASIC_INTAKE,
     CASE_ID,
@@ -16,15 +23,18 @@ from interp_support import (
     built_store,
     prepared_context,
 )
+from shortening_reference import built_case, reference_context
 
 from viano_bug_analysis.analysis import (
     InterpretationError,
     InterpretationLimits,
     PromptBuilder,
+    prompt_builder,
 )
-from viano_bug_analysis.analysis.case_access import verify_built_case
+from viano_bug_analysis.analysis.case_access import BackgroundSha256, verify_built_case
 from viano_bug_analysis.analysis.prompt_builder import PROMPT_VERSION, system_prompt
 from viano_bug_analysis.case import CaseBuilderLimits
+from viano_bug_analysis.packages import canonical_json
 
 
 def test_defaults_match_the_specification() -> None:
@@ -193,3 +203,137 @@ def test_extra_members_are_metadata_only(tmp_path: Path) -> None:
     store = built_store(tmp_path, extra=extra)
     text = prepared_context(store).context_bytes.decode("utf-8")
     assert "do-not-read" not in text and "original/db-dump.sql" in text
+
+
+# The streamed context (prompt_builder._ContextStream): large cases are serialised and
+# hashed in chunks while their records are projected; the bytes, hash, context and
+# errors must be those of the straightforward build (shortening_reference).
+
+_PROV = {"origin": "original", "member": "original/intake.json", "author": "a"}
+_TEXTS = st.text(
+    st.sampled_from(["a", " ", "é", "漢", "😀", '"', "\\", "\n", "\x01", "\u2028", "/"]),
+    max_size=40,
+)
+_SCALARS = (
+    _TEXTS
+    | st.integers(-(2**70), 2**70)  # past 64 bits: the reference serialiser's
+    | st.floats(allow_nan=False, allow_infinity=False)  # written by json.dumps
+    | st.booleans()
+    | st.none()
+)
+_KEYS = st.sampled_from(["text", "value", "name", "cites", "mentions", "steps", "é", "k"])
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> dict[str, Any]:
+    records: list[dict[str, Any]] = []
+    letters = draw(st.lists(st.sampled_from("OCTBSNDEFX"), max_size=12))
+    for n, letter in enumerate(letters, 1):
+        record: dict[str, Any] = {"id": f"{letter}{n:04d}", "kind": "k", "provenance": _PROV}
+        record.update(draw(st.dictionaries(_KEYS, _VALUES, max_size=3)))
+        if records and draw(st.booleans()):
+            record["cites"] = [records[0]["id"], "unknown"]
+        records.append(record)
+    q = {"id": "Q0001", "kind": "q", "value": "complete", "origins": ["original"]}
+    records.insert(draw(st.integers(0, len(records))), dict(q, provenance=_PROV))
+    return {"case_format": "c", "case_id": "c", "package_id": "p", "records": records}
+
+
+def _streamed(chunk_bytes: int) -> contextlib.ExitStack:
+    """Every case streamed, in chunks of one entry then about ``chunk_bytes``."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(patch.object(prompt_builder, "STREAM_CASE_BYTES", 0))
+    stack.enter_context(patch.object(prompt_builder, "_FIRST_CHUNK_ENTRIES", 1))
+    stack.enter_context(patch.object(prompt_builder, "_CHUNK_BYTES", chunk_bytes))
+    return stack
+
+
+def _outcome(builder: PromptBuilder, case: Any) -> tuple[Any, ...]:
+    try:
+        prepared = builder.prepare(case)
+    except Exception as exc:  # compared: type, message, code
+        return ("error", type(exc), str(exc), getattr(exc, "code", None))
+    return prepared.context, prepared.context_bytes, prepared.context_sha256
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(document=_documents(), chunk_bytes=st.integers(1, 400), data=st.data())
+def test_streamed_context_is_the_reference(
+    document: dict[str, Any], chunk_bytes: int, data: Any
+) -> None:
+    case = built_case(canonical_json(document), document)
+    context, body, digest = reference_context(case)
+    unlimited = PromptBuilder(InterpretationLimits(max_context_bytes=1 << 40))
+    with (
+        _streamed(chunk_bytes),
+        patch.object(
+            prompt_builder._ContextStream,
+            "hexdigest",
+            autospec=True,
+            side_effect=prompt_builder._ContextStream.hexdigest,
+        ) as streamed_digest,
+    ):
+        assert _outcome(unlimited, case) == (context, body, digest)
+    assert streamed_digest.call_count == 1  # the hash came from the stream
+    # under any limit (shortened or refused) the same outcome as without the stream
+    limit = data.draw(st.integers(1, len(body) + 10), label="limit")
+    limited = PromptBuilder(InterpretationLimits(max_context_bytes=limit))
+    with _streamed(chunk_bytes):
+        streamed = _outcome(limited, case)
+    assert streamed == _outcome(limited, case)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        float("nan"),  # canonical_json refuses it (ValueError)
+        "\ud800",  # a lone surrogate: not UTF-8 (UnicodeEncodeError, with its position)
+        {1.5: "x", "y": {2}},  # a set: not JSON (TypeError)
+    ],
+)
+@pytest.mark.parametrize("with_q", [True, False])
+def test_streamed_context_fails_as_the_whole_did(bad: Any, with_q: bool) -> None:
+    records: list[dict[str, Any]] = [
+        {"id": f"C{n:04d}", "kind": "comment", "text": "t" * 3000, "provenance": _PROV}
+        for n in range(1, 6)
+    ]
+    records[3]["value"] = bad
+    if with_q:
+        records.append({"id": "Q0001", "kind": "q", "value": "complete", "provenance": _PROV})
+    document = {"case_format": "c", "case_id": "c", "package_id": "p", "records": records}
+    case = built_case(b"{}", document)
+    builder = PromptBuilder(InterpretationLimits(max_context_bytes=1 << 40))
+    with _streamed(1):
+        streamed = _outcome(builder, case)
+    assert streamed[0] == "error"
+    assert streamed == _outcome(builder, case)
+    assert with_q or streamed[3] == "interpretation.case_invalid"  # checked first
+    _no_hashing_threads_left()
+
+
+def _no_hashing_threads_left() -> None:
+    for _ in range(200):
+        if not [t for t in threading.enumerate() if t.name == "viano-sha256"]:
+            return
+        time.sleep(0.01)
+    raise AssertionError("a viano-sha256 thread is still running")
+
+
+def test_background_sha256_hashes_pieces_in_order() -> None:
+    pieces = [b"{", b"x" * 5000, b",", memoryview(b"[" + b"y" * 70000 + b"]")[1:-1], b"}"]
+    hasher = BackgroundSha256()
+    hasher.feed(pieces[0], pieces[1])
+    hasher.feed(pieces[2])
+    hasher.feed(pieces[3], pieces[4])
+    assert hasher.hexdigest() == hashlib.sha256(b"".join(pieces)).hexdigest()
+    closed = BackgroundSha256()
+    closed.feed(b"z" * 10000)
+    closed.close()
+    with pytest.raises(RuntimeError):
+        closed.hexdigest()
+    _no_hashing_threads_left()
