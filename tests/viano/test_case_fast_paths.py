@@ -7,6 +7,7 @@ the slow and obvious way.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -17,7 +18,11 @@ from hypothesis import strategies as st
 
 from viano_bug_analysis.case import heuristics as h
 from viano_bug_analysis.case.textscan import LiteralScan
-from viano_bug_analysis.packages.canonical import canonical_json, readable_json
+from viano_bug_analysis.packages.canonical import (
+    canonical_json,
+    canonical_json_sha256,
+    readable_json,
+)
 
 # -- canonical JSON ------------------------------------------------------------------------
 
@@ -66,6 +71,12 @@ JSONISH = st.recursive(
 @given(JSONISH)
 def test_canonical_json_equals_the_reference_rule(obj: Any) -> None:
     assert _outcome(canonical_json, obj) == _outcome(reference_canonical_json, obj)
+
+    def reference_with_hash(o: Any) -> tuple[bytes, str]:
+        data = reference_canonical_json(o)
+        return data, hashlib.sha256(data).hexdigest()
+
+    assert _outcome(canonical_json_sha256, obj) == _outcome(reference_with_hash, obj)
 
 
 def reference_readable_json(obj: Any) -> bytes:

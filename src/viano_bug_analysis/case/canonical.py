@@ -29,7 +29,7 @@ from viano_bug_analysis.case.records import RecordSet
 from viano_bug_analysis.errors import CaseBuildError, IntakeError, PackageError
 from viano_bug_analysis.intake.model import IntakeDocument
 from viano_bug_analysis.intake.parsers import parser_for
-from viano_bug_analysis.packages.canonical import canonical_json, sha256_hex
+from viano_bug_analysis.packages.canonical import canonical_json_sha256, sha256_hex
 from viano_bug_analysis.packages.format import ORIGINAL_PREFIX
 from viano_bug_analysis.packages.reader import PackageReader
 from viano_bug_analysis.packages.threads import background_pool
@@ -199,11 +199,11 @@ def _build_canonical_case(
         "records": records.records,
     }
     try:
-        data = canonical_json(document)
+        data, sha = canonical_json_sha256(document)
     except ValueError as exc:
         raise CaseBuildError(f"case is not serialisable: {exc}") from None
     limits.check("max_case_bytes", len(data))
-    return CanonicalCase(document, data, sha256_hex(data), fingerprint)
+    return CanonicalCase(document, data, sha, fingerprint)
 
 
 def load_canonical_case(data: bytes) -> dict[str, Any]:

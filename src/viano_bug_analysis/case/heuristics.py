@@ -398,7 +398,8 @@ def expectation_sentences(text: str) -> list[tuple[str, int, int]]:
 def may_hold_hypothesis(text: str) -> bool:
     """Cheap pre-check (substring scan of the lower-cased text) before sentence-level
     matching: is one of ``_HYPOTHESIS_HINTS`` in ``text.lower()``?"""
-    return _HYPOTHESIS_SCAN.any_in(text.lower())
+    low = text.lower()
+    return _HYPOTHESIS_SCAN.any_in_ascii(low) if low.isascii() else _HYPOTHESIS_SCAN.any_in(low)
 
 
 def may_hold_expectation(text: str) -> bool:

@@ -22,6 +22,7 @@ X     unread_reference                 metadata of data left unread (size, sha25
 from __future__ import annotations
 
 import hashlib
+from itertools import compress
 from typing import Any
 
 from viano_bug_analysis.case import heuristics as h
@@ -146,12 +147,40 @@ class RecordSet:
     def _text_record(
         self, prefix: str, item: Item, fields: dict[str, Any] | None = None
     ) -> dict[str, Any]:
+        """The record of ``item`` (its long blocks left unread): ``_add`` inlined, as this
+        runs once per piece of text."""
         text = item.text
+        source = item.source
         if _UNREAD_HINTS.any_in(text):  # else nothing is left unread
-            text, unread = self._unread_text(text, item.source)
+            text, unread = self._unread_text(text, source)
             if unread:
                 fields = {**fields, "unread_refs": unread} if fields else {"unread_refs": unread}
-        return self._add(prefix, item.source.to_json(), text, fields)
+        count = self._count = self._count + 1
+        if count > self._max_records:
+            self.limits.check("max_records", count)
+        same_kind = self._by_kind[prefix]
+        span = source.span
+        record: dict[str, Any] = {
+            "id": prefix + str(len(same_kind) + 1).zfill(4),
+            "kind": KINDS[prefix],
+            "provenance": {  # source.to_json()
+                "member": source.member,
+                "json_pointer": source.pointer,
+                "author": source.author,
+                "timestamp": source.timestamp,
+                "origin": source.origin,
+                "role": source.role,
+            }
+            if span is None
+            else source.to_json(),
+            "text": text,
+        }
+        if len(text) * 4 > self._max_text_bytes:  # UTF-8: <= 4 bytes/char
+            self.limits.check("max_record_text_bytes", len(text.encode("utf-8")))
+        if fields:
+            record.update(fields)
+        same_kind.append(record)
+        return record
 
     # -- documents ------------------------------------------------------------------------
 
@@ -179,12 +208,16 @@ class RecordSet:
             self._implicit_expectations(self._by_kind["B"], observations)
         for item in doc.reproductions:
             self._text_record("R", item, {"steps": step_ids})
+        may_hold_hypothesis = h.may_hold_hypothesis
         for o in observations:
-            if o["provenance"]["role"] == "reporter":
+            if o["provenance"]["role"] == "reporter" and may_hold_hypothesis(o["text"]):
                 self._hypotheses_in(o)
         for item in doc.comments:
             c = self._text_record("C", item)
-            if not item.text.strip():
+            if item.text.strip():
+                if may_hold_hypothesis(c["text"]):
+                    self._hypotheses_in(c)
+            else:
                 self._new(
                     "D",
                     None,
@@ -192,8 +225,6 @@ class RecordSet:
                     code="empty_comment",
                     cites=[c["id"]],
                 )
-            else:
-                self._hypotheses_in(c)
         for item in doc.hypotheses:
             self._text_record("T", item)
         for ref in doc.references:
@@ -226,8 +257,8 @@ class RecordSet:
                 record["provenance"] = prov
 
     def _hypotheses_in(self, rec: dict[str, Any]) -> None:
-        if not h.may_hold_hypothesis(rec["text"]):
-            return
+        """T records for the hypotheses in ``rec`` (callers ask ``may_hold_hypothesis``
+        first)."""
         for sentence, start, end in h.hypothesis_sentences(rec["text"]):
             if "[unread X" in sentence:
                 continue
@@ -239,8 +270,7 @@ class RecordSet:
                 prov["span"] = [start, end]
             else:
                 prov.pop("span", None)
-            t = self._new("T", None, sentence, derived_from=rec["id"])
-            t["provenance"] = prov
+            self._add("T", prov, sentence, {"derived_from": rec["id"]})
 
     def _reference(self, ref: Reference) -> str:
         key = id(ref)
@@ -338,15 +368,17 @@ class RecordSet:
         return self._entity_map
 
     def _scan_entities(self) -> None:
-        scanned: list[tuple[dict[str, Any], str]] = []
+        """Entities of every text (B S O E C T R) and inline fact value (F), in record
+        order; the cheap pre-check is asked of all texts of a kind at once."""
         for prefix in "BSOECTRF":
-            for rec in self._by_kind[prefix]:
-                text = rec.get("value") if prefix == "F" else rec.get("text")
-                if isinstance(text, str) and text:
-                    scanned.append((rec, text))
-        may_hold = h.may_hold_entities_each([text for _, text in scanned])
-        for (rec, text), worth_scanning in zip(scanned, may_hold, strict=True):
-            if worth_scanning:
+            key = "value" if prefix == "F" else "text"
+            scanned = [
+                (rec, text)
+                for rec in self._by_kind[prefix]
+                if isinstance(text := rec.get(key), str) and text
+            ]
+            may_hold = h.may_hold_entities_each([text for _, text in scanned])
+            for rec, text in compress(scanned, may_hold):
                 for etype, value in h.extract_entities(text):
                     self._entity(etype, value, rec["id"], rec["provenance"])
 

@@ -52,6 +52,8 @@ _REF_KINDS = {
     "url",
 }
 _ORIGINS = {"original", "external_research"}
+_object_new = object.__new__
+_object_setattr = object.__setattr__
 
 
 class _Ctx:
@@ -114,15 +116,59 @@ class _Ctx:
         append = out.append
         member, created, item_at = self.member, self.created, self.item_at
         author = self.reporter if role == "reporter" else None
+        stamp = created if role == "reporter" else None
+        new, set_dict = _object_new, _object_setattr
         for i, v in enumerate(value):
-            if isinstance(v, str):  # item_at's first case, inlined (most items)
-                append(
-                    make_item(
-                        v, make_source(member, prefix + str(i), author, created, "original", role)
-                    )
+            # item_at's two common cases inlined (a string; an object with a string text,
+            # original origin, string or no author and timestamp and no extra fields);
+            # anything else goes through item_at, which raises the errors
+            if isinstance(v, str):
+                src = new(Source)
+                set_dict(
+                    src,
+                    "__dict__",
+                    {
+                        "member": member,
+                        "pointer": prefix + str(i),
+                        "author": author,
+                        "timestamp": created,
+                        "origin": "original",
+                        "role": role,
+                        "span": None,
+                    },
                 )
-            else:
-                append(item_at(v, prefix + str(i), role))
+                item = new(Item)
+                set_dict(item, "__dict__", {"text": v, "source": src, "extra": {}})
+                append(item)
+                continue
+            if (
+                isinstance(v, dict)
+                and isinstance(text := v.get("text"), str)
+                and v.get("origin", "original") == "original"
+                and "source_uri" not in v
+                and "heading" not in v
+                and (isinstance(a := v.get("author", author), str) or a is None)
+                and (isinstance(t := v.get("timestamp", stamp), str) or t is None)
+            ):
+                src = new(Source)
+                set_dict(
+                    src,
+                    "__dict__",
+                    {
+                        "member": member,
+                        "pointer": prefix + str(i) + "/text",
+                        "author": a,
+                        "timestamp": t,
+                        "origin": "original",
+                        "role": role,
+                        "span": None,
+                    },
+                )
+                item = new(Item)
+                set_dict(item, "__dict__", {"text": text, "source": src, "extra": {}})
+                append(item)
+                continue
+            append(item_at(v, prefix + str(i), role))
         return out
 
 

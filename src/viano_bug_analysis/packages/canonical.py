@@ -27,6 +27,8 @@ from typing import Any
 
 import orjson
 
+from viano_bug_analysis.packages.threads import background_pool
+
 _PLAIN_TYPES = frozenset({dict, list, tuple, str, int, bool, type(None)})
 _ORJSON_OPTIONS = (
     orjson.OPT_SORT_KEYS
@@ -70,6 +72,22 @@ def canonical_json(obj: Any) -> bytes:
     if not _only_plain_types(obj):
         return _reference_json(obj)
     return data
+
+
+def canonical_json_sha256(obj: Any) -> tuple[bytes, str]:
+    """``(canonical_json(obj), sha256_hex of those bytes)``. The hash of orjson's bytes
+    runs in the background pool (hashlib releases the GIL) while the type walk decides
+    whether those bytes stand; if not, the reference bytes are hashed here."""
+    try:
+        data = orjson.dumps(obj, default=_refuse, option=_ORJSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        data = _reference_json(obj)
+        return data, sha256_hex(data)
+    digest = background_pool().submit(sha256_hex, data)
+    if not _only_plain_types(obj):
+        data = _reference_json(obj)
+        return data, sha256_hex(data)
+    return data, digest.result()
 
 
 _READABLE_OPTIONS = _ORJSON_OPTIONS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
