@@ -256,6 +256,9 @@ class CaseInterpreter:
         result = await self.runner.run(
             op, session.reader, layout, key, ready.request, ready.binding
         )
+        if result.reader is not None:  # open on the round's generation: the session keeps it
+            previous, session.reader = session.reader, result.reader
+            previous.close()
         base = dict(
             case_id=case_id,
             package_id=package_id,
@@ -392,15 +395,18 @@ class CaseInterpreter:
         storage thread."""
         assert result.record is not None and result.ref is not None
         try:
-            if session.reader is not None:
-                session.reader.close()
+            reader = session.reader
+            if reader is None or reader.path != generation.path:
+                # not open on the generation the answer extends: open that one
                 session.reader = None
-            with generation.open(self.store.limits) as reader:
-                writer, verdict = accept_or_reject(
-                    reader, case, layout, prepared, key, result.record, result.ref, self.limits
-                )
-                if writer is not None:
-                    generation = session.op.publish(writer)
+                if reader is not None:
+                    reader.close()
+                session.reader = reader = generation.open(self.store.limits)
+            writer, verdict = accept_or_reject(
+                reader, case, layout, prepared, key, result.record, result.ref, self.limits
+            )
+            if writer is not None:
+                generation = session.op.publish(writer)
         finally:
             session.close()
         return generation, verdict

@@ -55,7 +55,9 @@ class RoundResult:
 
     ``record`` is the round record (``None`` for DEFERRED), ``ref`` its member name,
     ``generation`` the generation published by this call (``None`` when nothing was
-    published), ``reused`` whether no request was sent by this call.
+    published), ``reused`` whether no request was sent by this call, ``reader`` the
+    reader that validated ``generation``, still open (the caller takes it over and
+    closes it).
     """
 
     status: OutcomeStatus
@@ -64,6 +66,7 @@ class RoundResult:
     generation: PackageGeneration | None
     reused: bool
     deferred_error: dict[str, Any] | None = None
+    reader: PackageReader | None = None
 
     @property
     def outcome(self) -> dict[str, Any]:
@@ -138,12 +141,24 @@ async def publish_in_thread(op: PackageOperation, writer: PackageWriter) -> Pack
     return await run_blocking(op.publish, writer)
 
 
+@dataclass(frozen=True, slots=True)
+class _Published:
+    """A published generation and the open reader that validated it; ``close`` lets
+    ``run_blocking`` close it when a cancellation drops it."""
+
+    generation: PackageGeneration
+    reader: PackageReader
+
+    def close(self) -> None:
+        self.reader.close()
+
+
 def _publish_round(
     op: PackageOperation, reader: PackageReader, ref: str, record: dict[str, Any]
-) -> PackageGeneration:
+) -> _Published:
     writer = PackageWriter(reader)
     writer.add_json(ref, record)
-    return op.publish(writer)
+    return _Published(*op.publish_open(writer))
 
 
 class CaseLLMRunner:
@@ -209,5 +224,12 @@ class CaseLLMRunner:
             "outcome": outcome.to_json(),
         }
         ref = layout.round(attempt.attempt_hash, len(rounds) + 1)
-        generation = await run_blocking(_publish_round, op, reader, ref, record)
-        return RoundResult(outcome.status, record, ref, generation, reused=False)
+        published = await run_blocking(_publish_round, op, reader, ref, record)
+        return RoundResult(
+            outcome.status,
+            record,
+            ref,
+            published.generation,
+            reused=False,
+            reader=published.reader,
+        )

@@ -293,7 +293,10 @@ class PackageStore:
         the caller closes it)."""
         with self._db() as db:
             row = db.execute(
-                "SELECT current_generation FROM packages WHERE case_id=? AND package_id=?",
+                "SELECT p.current_generation, g.sha256, g.size FROM packages p "
+                "LEFT JOIN generations g ON g.case_id = p.case_id "
+                "AND g.package_id = p.package_id AND g.generation = p.current_generation "
+                "WHERE p.case_id=? AND p.package_id=?",
                 (case_id, package_id),
             ).fetchone()
         if row is None:
@@ -303,7 +306,8 @@ class PackageStore:
                 case_id=case_id,
                 package_id=package_id,
             )
-        return self._open_generation(case_id, package_id, int(row[0]))
+        known = None if row[1] is None else (str(row[1]), int(row[2]))
+        return self._open_generation(case_id, package_id, int(row[0]), known)
 
     def generation(self, case_id: str, package_id: str, generation: int) -> PackageGeneration:
         """A specific generation (old generations stay readable)."""
@@ -312,27 +316,35 @@ class PackageStore:
         return found
 
     def _open_generation(
-        self, case_id: str, package_id: str, generation: int
+        self,
+        case_id: str,
+        package_id: str,
+        generation: int,
+        known: tuple[str, int] | None = None,
     ) -> tuple[PackageGeneration, PackageReader]:
+        """A reader on generation ``generation`` and its record; ``known`` is its index row
+        (sha256, size) when the caller has read it already."""
         path = self.package_dir(case_id, package_id) / generation_file_name(generation)
-        if not path.is_file():
-            raise StoreError(
-                f"generation {generation} of {case_id}/{package_id} does not exist",
-                code="store.not_found",
-            )
-        with self._db() as db:
-            row = db.execute(
-                "SELECT sha256, size FROM generations WHERE case_id=? AND package_id=? "
-                "AND generation=?",
-                (case_id, package_id, generation),
-            ).fetchone()
-        reader = PackageReader(path, limits=self.limits)
+        try:
+            reader = PackageReader(path, limits=self.limits)
+        except PackageError as exc:
+            if exc.code == "package.not_found" or not path.is_file():
+                raise StoreError(
+                    f"generation {generation} of {case_id}/{package_id} does not exist",
+                    code="store.not_found",
+                ) from None
+            raise
         try:
             manifest = reader.require_manifest()
-            if row is None:
-                sha, size = _file_sha256(path)
-            else:
-                sha, size = str(row[0]), int(row[1])
+            if known is None:
+                with self._db() as db:
+                    row = db.execute(
+                        "SELECT sha256, size FROM generations WHERE case_id=? AND package_id=? "
+                        "AND generation=?",
+                        (case_id, package_id, generation),
+                    ).fetchone()
+                known = None if row is None else (str(row[0]), int(row[1]))
+            sha, size = _file_sha256(path) if known is None else known
         except BaseException:
             reader.close()
             raise
