@@ -150,3 +150,50 @@ def test_original_and_unknown_files_are_byte_identical_in_every_generation(
         got = members(store.generation("c", "p", number).path)
         for name, data in files.items():
             assert got[name] == data, (number, name)
+
+
+@pytest.mark.parametrize("compressor", ["isal", "zlib"])
+def test_large_members_are_plain_deflate_with_either_compressor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compressor: str
+) -> None:
+    """Large members are deflated in pieces by ISA-L when python-isal is installed, else
+    by the standard zlib: either way a plain deflate stream that zipfile and unzip read,
+    and the same bytes on every write."""
+    import random
+    import shutil
+    import subprocess
+    import zlib
+
+    from viano_bug_analysis.packages import Manifest
+    from viano_bug_analysis.packages import writer as writer_module
+
+    if compressor == "isal":
+        isal_zlib = pytest.importorskip("isal.isal_zlib")
+        monkeypatch.setattr(writer_module, "_FAST_ZLIB", isal_zlib)
+    else:
+        monkeypatch.setattr(writer_module, "_FAST_ZLIB", zlib)
+    rng = random.Random(9)
+    words = [b"export ", b"worker ", b"\xc3\xa9t\xc3\xa9 ", b'{"id":"C0001"}\n']
+    size = 2 * writer_module.DEFLATE_PIECE_BYTES + 12345
+    big = b"".join(rng.choice(words) for _ in range(size // 8))
+    written = []
+    for name in ("a.zip", "b.zip"):
+        writer = PackageWriter.new(Manifest(package_id="p", case_id="c"))
+        writer.add_bytes("original/big.json", big)
+        with open(tmp_path / name, "wb") as f:
+            writer.write(f)
+        written.append((tmp_path / name).read_bytes())
+    assert written[0] == written[1]
+    with zipfile.ZipFile(tmp_path / "a.zip") as z:
+        assert z.testzip() is None
+        info = z.getinfo("original/big.json")
+        assert info.compress_type == zipfile.ZIP_DEFLATED
+        assert info.compress_size < info.file_size // 2
+        assert z.read("original/big.json") == big
+    if shutil.which("unzip"):
+        out = subprocess.run(
+            ["unzip", "-p", str(tmp_path / "a.zip"), "original/big.json"],
+            capture_output=True,
+            check=True,
+        )
+        assert out.stdout == big

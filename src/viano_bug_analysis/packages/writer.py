@@ -73,7 +73,8 @@ def _deflate_piece(piece: memoryview, last: bool) -> bytes:
     z = _fast_zlib()
     compressor = z.compressobj(_DEFLATE_LEVEL_LARGE, z.DEFLATED, -15)
     out: bytes = compressor.compress(piece)
-    return out + compressor.flush(z.Z_FINISH if last else z.Z_SYNC_FLUSH)
+    tail: bytes = compressor.flush(z.Z_FINISH if last else z.Z_SYNC_FLUSH)
+    return out + tail
 
 
 def _crc32(data: bytes) -> int:
