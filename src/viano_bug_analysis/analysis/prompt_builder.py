@@ -159,16 +159,21 @@ class PromptBuilder:
                 },
                 "catalogue": entries,
             }
+            limit = self.limits.max_context_bytes
             streamed = stream.finish(context) if stream is not None else None
-            body = canonical_json(context)
             digest = None
-            if stream is not None and streamed == len(body):
-                digest = stream.hexdigest()
+            if streamed is not None and streamed > limit:
+                size, body = streamed, b""  # to be shortened: only its size is needed
+            else:
+                body = canonical_json(context)
+                size = len(body)
+                if stream is not None and streamed == size:
+                    digest = stream.hexdigest()
         finally:
             if stream is not None:
                 stream.close()
-        if len(body) > self.limits.max_context_bytes:
-            context, body = self._shortened(context, len(body))
+        if size > limit:
+            context, body = self._shortened(context, size)
             catalogue = Catalogue(context["catalogue"])
             digest = None
         if digest is None:
@@ -302,20 +307,25 @@ _HASH_GIL_MINSIZE = 2048  # hashlib releases the GIL for inputs of this size and
 
 
 class _ContextStream:
-    """The SHA-256 of a context, mostly computed while its entries are projected.
+    """The size and SHA-256 of a context, mostly computed while its entries are
+    projected.
 
     Canonical JSON is a concatenation: with sorted keys, the context's bytes are the
     canonical JSON of its keys before ``catalogue`` less the closing brace, then
     ``,"catalogue":[``, the entries' canonical JSON joined by commas, ``],`` and the
     canonical JSON of the keys after ``catalogue`` less the opening brace. Entries are
-    serialised in chunks (a chunk's list without its brackets) as they are projected,
-    and the chunks are hashed in order on a thread of their own (``BackgroundSha256``)
-    while the next ones are projected. The caller still serialises the whole context
-    (one buffer, as before) and takes the digest only where the streamed size equals
-    the whole's. The stream gives up (and the caller hashes the whole, as before) once
-    the context is over the limit (it will be shortened) or where a part cannot be
-    serialised: whatever canonical_json refuses is then refused by the caller's
-    serialisation, with the same error, after the same checks."""
+    serialised in chunks of about 1 MiB (a chunk's list without its brackets) as they
+    are projected; the chunks are hashed in order on a thread of their own
+    (``BackgroundSha256``) while the next ones are projected, and dropped once hashed
+    (their memory is reused instead of a fresh buffer of the context's size).
+
+    Within the limit the caller still serialises the whole context once (the bytes it
+    returns) and takes the digest only where the streamed size equals the whole's.
+    Over the limit hashing stops and only the size is kept: the caller shortens the
+    context without serialising it whole. The stream gives up (and the caller
+    serialises the whole context, as before) where a part cannot be serialised:
+    whatever canonical_json refuses is then refused by the caller's serialisation, with
+    the same error, after the same checks."""
 
     def __init__(self, head: dict[str, Any], limit: int) -> None:
         self._head = head
@@ -324,16 +334,17 @@ class _ContextStream:
         self._unfed: list[bytes | memoryview] = []  # pieces not hashed yet, in order
         self._size = 0  # bytes of every piece so far
         self._hasher: BackgroundSha256 | None = None
-        self._live = True
+        self._live = True  # every piece so far serialised
+        self._hashing = True  # every piece so far hashed or about to be
         try:
             opening = canonical_json(head)[:-1] + b',"catalogue":['
         except Exception:
-            self._live = False
+            self._give_up()
             return
         self._add(opening)
 
     def entries(self, records: list[Any], ids: dict[str, str]) -> list[dict[str, Any]]:
-        """The catalogue entries of ``records``, hashed in chunks as they come."""
+        """The catalogue entries of ``records``, measured and hashed as they come."""
         out = self._entries
         start = 0
         batch = _FIRST_CHUNK_ENTRIES
@@ -361,10 +372,11 @@ class _ContextStream:
         return max(1, _CHUNK_BYTES * len(entries) // max(1, len(data)))
 
     def _add(self, piece: bytes | memoryview) -> None:
-        self._unfed.append(piece)
         self._size += len(piece)
-        if self._size > self._limit:
-            self._give_up()
+        if self._hashing and self._size > self._limit:
+            self._stop_hashing()
+        if self._hashing:
+            self._unfed.append(piece)
 
     def _feed(self) -> None:
         """Hashes the pieces not hashed yet.
@@ -374,16 +386,16 @@ class _ContextStream:
         waits in ``feed``; so what is fed at once is the previous chunk's items (which
         release it) and the small separator after them (done while this one waits in
         the next ``feed``). The first feed also starts with the small opening."""
-        if not self._live or not any(len(p) >= _HASH_GIL_MINSIZE for p in self._unfed):
-            return
+        if not any(len(p) >= _HASH_GIL_MINSIZE for p in self._unfed):
+            return  # nothing yet, or nothing that is worth a hand-over
         if self._hasher is None:
             self._hasher = BackgroundSha256()
         self._hasher.feed(*self._unfed)
         self._unfed = []
 
     def finish(self, context: dict[str, Any]) -> int | None:
-        """The size of ``context``'s canonical JSON, all of it hashed, or None where the
-        stream gave up."""
+        """The size of ``context``'s canonical JSON (all of it hashed where it is within
+        the limit), or None where the stream gave up."""
         if not self._live or context.get(_CATALOGUE_KEY) is not self._entries:
             return None
         if {k for k in context if k < _CATALOGUE_KEY} != set(self._head) or any(
@@ -395,24 +407,27 @@ class _ContextStream:
         except Exception:
             return None
         self._add(b"]," + tail[1:])
-        if not self._live:
-            return None
-        if self._hasher is None:
-            self._hasher = BackgroundSha256()
-        self._hasher.feed(*self._unfed)
-        self._unfed = []
+        if self._hashing:
+            if self._hasher is None:
+                self._hasher = BackgroundSha256()
+            self._hasher.feed(*self._unfed)
+            self._unfed = []
         return self._size
 
     def hexdigest(self) -> str:
-        """The SHA-256 of what ``finish`` measured."""
-        assert self._hasher is not None and self._live
+        """The SHA-256 of what ``finish`` measured (within the limit)."""
+        assert self._hasher is not None and self._hashing
         hasher, self._hasher = self._hasher, None
         return hasher.hexdigest()
 
-    def _give_up(self) -> None:
-        self._live = False
+    def _stop_hashing(self) -> None:
+        self._hashing = False
         self._unfed = []
         self.close()
+
+    def _give_up(self) -> None:
+        self._live = False
+        self._stop_hashing()
 
     def close(self) -> None:
         """Ends the hashing thread unless its digest was taken."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from viano_bug_analysis.packages import canonical_json
@@ -77,21 +76,22 @@ def _sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _hash_all(texts: list[str]) -> dict[int, str]:
-    return {id(text): _sha256_text(text) for text in texts}
+def _hash_all(texts: list[_Text]) -> dict[int, str]:
+    # one text encoded at a time: its bytes are freed (and their memory reused) at once
+    return {id(t.text): _sha256_text(t.text) for t in texts}
 
 
-def _digests(texts: list[str]) -> Callable[[str], str]:
+def _digests(texts: list[_Text]) -> Callable[[str], str]:
     """``text -> sha256`` for ``texts`` (kept alive by the caller), hashed ahead. Past
     1 MiB in all, half of them (by length) are hashed in the background pool while this
     thread hashes the other half: hashlib releases the GIL on large inputs."""
-    total = sum(len(t) for t in texts)
+    total = sum(t.length for t in texts)
     if total < _PARALLEL_HASH_CHARS:
         known = _hash_all(texts)
     else:
         split, running = 0, 0
         while running < total // 2:
-            running += len(texts[split])
+            running += texts[split].length
             split += 1
         other = background_pool().submit(_hash_all, texts[split:])
         known = _hash_all(texts[:split])
@@ -107,6 +107,11 @@ def shorten_entry(
     nothing is longer."""
     if longest_text(entry["data"]) <= cap:
         return entry
+    return _shorten(entry, cap, digest)
+
+
+def _shorten(entry: dict[str, Any], cap: int, digest: Callable[[str], str]) -> dict[str, Any]:
+    """``shorten_entry`` for an entry known to have a text longer than ``cap``."""
     marks: list[dict[str, Any]] = []
 
     def walk(value: Any, path: tuple[str, ...]) -> Any:
@@ -134,36 +139,33 @@ def shorten_entry(
     return dict(entry, data=data, shortened=marks)
 
 
-@dataclass(frozen=True, slots=True)
 class _Text:
     """One shortenable text: what the size of a candidate needs to know about it."""
 
-    length: int  # characters
-    whole: int  # serialised bytes of the whole text (inside its quotes)
-    plain: bool  # one byte per character: a prefix of c characters is c bytes
-    text: str
-    entry: int  # index of its catalogue entry
-    mark: int  # serialised bytes of its ``shortened`` mark
+    __slots__ = ("entry", "length", "mark", "plain", "text", "whole")
+
+    def __init__(self, text: str, whole: int, entry: int, mark: int) -> None:
+        self.text = text
+        self.length = len(text)  # characters
+        self.whole = whole  # serialised bytes of the whole text (inside its quotes)
+        self.plain = whole == self.length  # one byte per character: a prefix of c is c
+        self.entry = entry  # index of its catalogue entry
+        self.mark = mark  # serialised bytes of its ``shortened`` mark
 
 
 def _texts(entries: list[dict[str, Any]]) -> list[_Text]:
     """Every non-empty shortenable text of ``entries``, longest first."""
     out: list[_Text] = []
+    marks: dict[tuple[str, ...], int] = {}  # path -> mark size less the length's digits
 
     def walk(value: Any, path: tuple[str, ...], index: int) -> None:
         if isinstance(value, str):
             if value:
+                mark = marks.get(path)
+                if mark is None:
+                    mark = marks[path] = _MARK_FIXED + _serialised_size(_field(path))
                 whole = _serialised_size(value)
-                out.append(
-                    _Text(
-                        length=len(value),
-                        whole=whole,
-                        plain=whole == len(value),
-                        text=value,
-                        entry=index,
-                        mark=_MARK_FIXED + len(str(len(value))) + _serialised_size(_field(path)),
-                    )
-                )
+                out.append(_Text(value, whole, index, mark + len(str(len(value)))))
         elif isinstance(value, list):
             for i, v in enumerate(value):
                 walk(v, (*path, str(i)), index)
@@ -227,9 +229,20 @@ def _binary_search(fits: Callable[[int], bool], longest: int) -> int:
 
 
 def _candidate(
-    context: dict[str, Any], cap: int, digest: Callable[[str], str] = _sha256_text
+    context: dict[str, Any],
+    cap: int,
+    digest: Callable[[str], str] = _sha256_text,
+    cut: set[int] | None = None,
 ) -> tuple[dict[str, Any], bytes]:
-    entries = [shorten_entry(e, cap, digest) for e in context["catalogue"]]
+    """The context shortened at ``cap`` and its bytes. ``cut``, where given, holds the
+    indices of the entries that have a text longer than ``cap`` (from ``_texts``, which
+    walks the texts ``longest_text`` does)."""
+    if cut is None:
+        entries = [shorten_entry(e, cap, digest) for e in context["catalogue"]]
+    else:
+        entries = [
+            _shorten(e, cap, digest) if i in cut else e for i, e in enumerate(context["catalogue"])
+        ]
     shortened = dict(context, catalogue=entries)
     return shortened, canonical_json(shortened)
 
@@ -241,11 +254,13 @@ def shortened_context(
     every text to nothing leaves it over ``limit``, that floor context is returned (the
     caller refuses it)."""
     entries: list[dict[str, Any]] = context["catalogue"]
-    longest = max((longest_text(e["data"]) for e in entries), default=0)
     size, texts = _size_function(whole_size, entries)
+    longest = texts[0].length if texts else 0  # longest_text of every entry, at most
     if size(0) <= limit:
         cap = _binary_search(lambda c: size(c) <= limit, longest)
-        result = _candidate(context, cap, _digests([t.text for t in texts if t.length > cap]))
+        longer = texts[: bisect_left([-t.length for t in texts], -cap)]
+        cut = {t.entry for t in longer}
+        result = _candidate(context, cap, _digests(longer), cut)
         if len(result[1]) == size(cap):
             return result
     # the exact, slow search on real bytes: only if a computed size ever missed
