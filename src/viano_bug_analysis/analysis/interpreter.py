@@ -186,7 +186,7 @@ class CaseInterpreter:
         self.limits = limits or InterpretationLimits()
         self.case_limits = case_limits or CaseBuilderLimits()
         self.runner = CaseLLMRunner(gateway, InterpretationOutput)
-        self._progress = progress or (lambda _message: None)
+        self._progress: Progress | None = progress
 
     async def interpret(
         self,
@@ -242,8 +242,13 @@ class CaseInterpreter:
         loop = asyncio.get_running_loop()
         op = session.op
 
+        report = self._progress
+
         def progress(message: str) -> None:  # called from a storage thread; runs in order
-            loop.call_soon_threadsafe(self._progress, message)
+            # without a listener nothing is scheduled: each wake-up of the event loop
+            # from a storage thread costs a hand-over of the GIL
+            if report is not None:
+                loop.call_soon_threadsafe(report, message)
 
         await run_blocking(self._begin, session, case_id, package_id, attempt_id, resume, progress)
         ready = session.state
@@ -252,7 +257,8 @@ class CaseInterpreter:
         assert ready is not None and session.reader is not None
         case, layout, key = ready.case, ready.layout, ready.key
         generation = ready.generation
-        self._progress("dispatching to the model gateway")
+        if report is not None:
+            report("dispatching to the model gateway")
         result = await self.runner.run(
             op, session.reader, layout, key, ready.request, ready.binding
         )
@@ -288,11 +294,13 @@ class CaseInterpreter:
                 **base,  # type: ignore[arg-type]
             )
         assert result.record is not None and result.ref is not None
-        self._progress("validating the answer")
+        if report is not None:
+            report("validating the answer")
         generation, verdict = await run_blocking(
             self._publish_verdict, session, generation, case, layout, ready.prepared, key, result
         )
-        self._progress("published" if verdict.accepted else "rejected the answer")
+        if report is not None:
+            report("published" if verdict.accepted else "rejected the answer")
         return InterpretationResult(
             OutcomeStatus.COMPLETED if verdict.accepted else OutcomeStatus.ERROR,
             package_generation=generation.generation,
