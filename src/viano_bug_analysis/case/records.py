@@ -28,7 +28,14 @@ from typing import Any
 from viano_bug_analysis.case import heuristics as h
 from viano_bug_analysis.case.limits import CaseBuilderLimits
 from viano_bug_analysis.case.textscan import LiteralScan
-from viano_bug_analysis.intake.model import Fact, IntakeDocument, Item, Reference, Source
+from viano_bug_analysis.intake.model import (
+    Fact,
+    IntakeDocument,
+    Item,
+    Reference,
+    Source,
+    make_source,
+)
 
 KINDS = {
     "B": "report",
@@ -147,11 +154,53 @@ class RecordSet:
     def _text_record(
         self, prefix: str, item: Item, fields: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """The record of ``item`` (its long blocks left unread): ``_add`` inlined, as this
-        runs once per piece of text."""
-        text = item.text
         source = item.source
+        return self._record(prefix, item.text, source.to_json(), source, fields)
+
+    def _raw_text_record(
+        self,
+        prefix: str,
+        text: str,
+        member: str,
+        pointer: str,
+        author: str | None,
+        timestamp: str | None,
+        role: str,
+        fields: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """``_text_record`` of a row of :class:`RawItems` (origin original, no span),
+        without making its Item."""
+        provenance = {
+            "member": member,
+            "json_pointer": pointer,
+            "author": author,
+            "timestamp": timestamp,
+            "origin": "original",
+            "role": role,
+        }
+        return self._record(prefix, text, provenance, None, fields)
+
+    def _record(
+        self,
+        prefix: str,
+        text: str,
+        provenance: dict[str, Any],
+        source: Source | None,
+        fields: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """The record of a piece of text (its long blocks left unread) from ``source``
+        (made from ``provenance`` when None and needed): ``_add`` inlined, as this runs
+        once per piece of text."""
         if _UNREAD_HINTS.any_in(text):  # else nothing is left unread
+            if source is None:
+                source = make_source(
+                    provenance["member"],
+                    provenance["json_pointer"],
+                    provenance["author"],
+                    provenance["timestamp"],
+                    provenance["origin"],
+                    provenance["role"],
+                )
             text, unread = self._unread_text(text, source)
             if unread:
                 fields = {**fields, "unread_refs": unread} if fields else {"unread_refs": unread}
@@ -159,20 +208,10 @@ class RecordSet:
         if count > self._max_records:
             self.limits.check("max_records", count)
         same_kind = self._by_kind[prefix]
-        span = source.span
         record: dict[str, Any] = {
-            "id": prefix + str(len(same_kind) + 1).zfill(4),
+            "id": prefix + str(len(same_kind) + 1).zfill(4),  # f"{prefix}{n:04d}"
             "kind": KINDS[prefix],
-            "provenance": {  # source.to_json()
-                "member": source.member,
-                "json_pointer": source.pointer,
-                "author": source.author,
-                "timestamp": source.timestamp,
-                "origin": source.origin,
-                "role": source.role,
-            }
-            if span is None
-            else source.to_json(),
+            "provenance": provenance,
             "text": text,
         }
         if len(text) * 4 > self._max_text_bytes:  # UTF-8: <= 4 bytes/char
@@ -192,11 +231,26 @@ class RecordSet:
         step_ids = [
             self._text_record("S", item, {"order": i + 1})["id"] for i, item in enumerate(doc.steps)
         ]
-        observations = [
-            self._text_record("O", item, {"section": item.extra.get("section", "description")})
-            for item in doc.observations
-            if item.text.strip()
-        ]
+        raw_observations = doc.raw_observations()
+        if raw_observations is None:
+            observations = [
+                self._text_record("O", item, {"section": item.extra.get("section", "description")})
+                for item in doc.observations
+                if item.text.strip()
+            ]
+        else:  # the same records, read from the parsed values (no extra fields)
+            member, role, raw_record = (
+                raw_observations.member,
+                raw_observations.role,
+                self._raw_text_record,
+            )
+            observations = [
+                raw_record(
+                    "O", text, member, pointer, author, stamp, role, {"section": "description"}
+                )
+                for text, pointer, author, stamp in raw_observations.rows()
+                if text.strip()
+            ]
         explicit = [e for e in doc.expectations if e.extra.get("explicit", True)]
         for item in explicit:
             if item.text.strip().lower().strip(".") in _PLACEHOLDER_EXPECTATIONS:
@@ -212,18 +266,15 @@ class RecordSet:
         for o in observations:
             if o["provenance"]["role"] == "reporter" and may_hold_hypothesis(o["text"]):
                 self._hypotheses_in(o)
-        for item in doc.comments:
-            c = self._text_record("C", item)
-            if item.text.strip():
-                if may_hold_hypothesis(c["text"]):
-                    self._hypotheses_in(c)
-            else:
-                self._new(
-                    "D",
-                    None,
-                    "a comment in the thread is empty",
-                    code="empty_comment",
-                    cites=[c["id"]],
+        raw_comments = doc.raw_comments()
+        if raw_comments is None:
+            for item in doc.comments:
+                self._comment(self._text_record("C", item), item.text)
+        else:
+            member, role, raw_record = raw_comments.member, raw_comments.role, self._raw_text_record
+            for text, pointer, author, stamp in raw_comments.rows():
+                self._comment(
+                    raw_record("C", text, member, pointer, author, stamp, role, None), text
                 )
         for item in doc.hypotheses:
             self._text_record("T", item)
@@ -233,6 +284,20 @@ class RecordSet:
             self._fact(fact)
         for hint in doc.entities:
             self._entity(hint.entity_type, hint.value, None, hint.source.to_json())
+
+    def _comment(self, c: dict[str, Any], text: str) -> None:
+        """After comment record ``c`` of ``text``: its hypotheses, or a D record if empty."""
+        if text.strip():
+            if h.may_hold_hypothesis(c["text"]):
+                self._hypotheses_in(c)
+        else:
+            self._new(
+                "D",
+                None,
+                "a comment in the thread is empty",
+                code="empty_comment",
+                cites=[c["id"]],
+            )
 
     def _implicit_expectations(
         self, titles: list[dict[str, Any]], observations: list[dict[str, Any]]

@@ -14,6 +14,7 @@ from viano_bug_analysis.intake.model import (
     Fact,
     IntakeDocument,
     Item,
+    RawItems,
     Reference,
     Source,
     json_pointer,
@@ -171,6 +172,32 @@ class _Ctx:
             append(item_at(v, prefix + str(i), role))
         return out
 
+    def raw_items(self, obj: dict[str, Any], key: str, role: str) -> RawItems | list[Item]:
+        """The list at ``key`` as :class:`RawItems` when every value is a string or a
+        plain object (see there; exactly the values ``items`` makes Items of with
+        origin ``original`` and no extra fields), else ``items(obj, key, role)``, which
+        raises the errors."""
+        value = obj.get(key)
+        if not isinstance(value, list) or not value:
+            return self.items(obj, key, role)
+        author = self.reporter if role == "reporter" else None
+        stamp = self.created if role == "reporter" else None
+        for v in value:
+            if isinstance(v, str) or (
+                isinstance(v, dict)
+                and isinstance(v.get("text"), str)
+                and v.get("origin", "original") == "original"
+                and "source_uri" not in v
+                and "heading" not in v
+                and (isinstance(a := v.get("author", author), str) or a is None)
+                and (isinstance(t := v.get("timestamp", stamp), str) or t is None)
+            ):
+                continue
+            return self.items(obj, key, role)
+        return RawItems(
+            value, self.member, json_pointer(key) + "/", role, author, self.created, stamp
+        )
+
 
 def parse_native(data: bytes, member: str) -> IntakeDocument:
     obj = load_json_object(data, member)
@@ -199,7 +226,11 @@ def parse_native(data: bytes, member: str) -> IntakeDocument:
     doc.titles.append(ctx.item(title, ("title",), "reporter"))
     if obj.get("summary") is not None:
         doc.summaries.append(ctx.item(obj["summary"], ("summary",), "reporter"))
-    doc.observations = ctx.items(obj, "observations", "reporter")
+    observations = ctx.raw_items(obj, "observations", "reporter")
+    if isinstance(observations, RawItems):
+        doc.set_raw_observations(observations)
+    else:
+        doc.observations = observations
     expected = obj.get("expected_behavior")
     if isinstance(expected, str | dict):
         expected = [expected]
@@ -211,7 +242,11 @@ def parse_native(data: bytes, member: str) -> IntakeDocument:
     for it in exp_items:
         doc.expectations.append(make_item(it.text, it.source, {**it.extra, "explicit": True}))
     doc.steps = ctx.items(obj, "steps", "reporter")
-    doc.comments = ctx.items(obj, "comments", "commenter")
+    comments = ctx.raw_items(obj, "comments", "commenter")
+    if isinstance(comments, RawItems):
+        doc.set_raw_comments(comments)
+    else:
+        doc.comments = comments
     doc.hypotheses = [
         make_item(
             i.text,
