@@ -389,3 +389,93 @@ def test_large_member_is_deflated_in_pieces_readably_and_reproducibly(tmp_path: 
     with PackageReader(tmp_path / "a.zip") as reader:
         assert reader.read("original/big.txt") == big
         assert reader.read("original/small.txt") == b"small"
+
+
+# -- native lists kept as parsed values (RawItems) ----------------------------------------
+
+RAW_TEXT = st.lists(
+    st.sampled_from(["I think the cache is stale. ", "It should work.", "\n", "```\n", " ", "é"])
+    | st.just("x" * 40),
+    max_size=6,
+).map("".join)
+RAW_VALUE = st.one_of(
+    RAW_TEXT,
+    st.fixed_dictionaries(
+        {"text": RAW_TEXT},
+        optional={
+            "author": st.sampled_from(["ann", None]),
+            "timestamp": st.sampled_from(["2024-05-02", None]),
+            "origin": st.sampled_from(["original", "external_research"]),
+            "source_uri": st.just("https://example.com"),
+        },
+    ),
+)
+
+
+def _records_of(doc: Any, limits: Any) -> tuple[str, Any]:
+    from viano_bug_analysis.case.records import RecordSet
+    from viano_bug_analysis.errors import VianoError
+
+    records = RecordSet(limits)
+    try:
+        records.add_document(doc)
+        records.finish()
+    except VianoError as exc:
+        return "error", (type(exc).__name__, exc.code, str(exc))
+    return "ok", records.records
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(RAW_VALUE, max_size=6),
+    st.lists(RAW_VALUE, max_size=6),
+    st.sampled_from([None, "rep"]),
+    st.sampled_from([None, "2024-01-01"]),
+    st.sampled_from([(1 << 20, 200_000), (60, 200_000), (1 << 20, 7)]),
+)
+def test_raw_native_lists_give_the_records_of_their_items(
+    observations: list[Any],
+    comments: list[Any],
+    reporter: str | None,
+    created: str | None,
+    limits: tuple[int, int],
+) -> None:
+    """Records made from RawItems equal those made from the Items the lists stand for,
+    and RawItems.items() are the Items the parser makes of the same values."""
+    from viano_bug_analysis.case.limits import CaseBuilderLimits
+    from viano_bug_analysis.intake.model import RawItems
+    from viano_bug_analysis.intake.native import _Ctx, parse_native
+
+    intake: dict[str, Any] = {
+        "intake_format": "viano-intake/1",
+        "title": "Export",
+        "observations": observations,
+        "comments": comments,
+    }
+    if reporter:
+        intake["reporter"] = reporter
+    if created:
+        intake["created_at"] = created
+    data = json.dumps(intake).encode()
+    lim = CaseBuilderLimits(
+        max_record_text_bytes=limits[0], max_records=limits[1], unread_block_lines=3
+    )
+    fast = parse_native(data, "original/intake.json")
+    slow = parse_native(data, "original/intake.json")
+
+    def plain(values: list[Any]) -> bool:
+        return bool(values) and all(
+            isinstance(v, str) or ("source_uri" not in v and v.get("origin") != "external_research")
+            for v in values
+        )
+
+    assert (fast.raw_observations() is not None) == plain(observations)
+    assert (fast.raw_comments() is not None) == plain(comments)
+    assert slow.observations is not None and slow.comments is not None  # now Items
+    assert slow.raw_observations() is None and slow.raw_comments() is None
+    assert _records_of(fast, lim) == _records_of(slow, lim)
+    ctx = _Ctx("original/intake.json", reporter, created)
+    for key, role in (("observations", "reporter"), ("comments", "commenter")):
+        raw = ctx.raw_items(intake, key, role)
+        if isinstance(raw, RawItems):
+            assert raw.items() == ctx.items(intake, key, role)
