@@ -180,6 +180,9 @@ class PackageStore:
         self._idle_connections: list[sqlite3.Connection] = []
         self._running_operations = 0
         self._pool_lock = threading.Lock()
+        # Index writers of this process queue here instead of in SQLite's busy handler,
+        # which sleeps 1, 2, 5, 10 ... ms between tries (other processes still meet it)
+        self._index_write_lock = threading.Lock()
 
     # -- creation and opening ------------------------------------------------------------
 
@@ -651,7 +654,7 @@ class PackageOperation:
 
     def _index(self, gen: PackageGeneration) -> None:
         now = _now()
-        with self.store._db() as db:
+        with self.store._index_write_lock, self.store._db() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.execute(
