@@ -252,10 +252,10 @@ _AS_IS = frozenset({int, bool, float, type(None)})  # _project returns these unc
 def _entry(index: int, record: Mapping[str, Any], ids: dict[str, str]) -> dict[str, Any]:
     """The catalogue entry of ``record``, the ``index``-th record of the case."""
     rid = record["id"]
-    letter = rid[:1]
-    provenance = record.get("provenance") or {}
-    unread = letter == "X" or bool(record.get("unread")) or "value_ref" in record
-    inline = bool(record.get("inline", True)) and not unread
+    get = record.get
+    provenance = get("provenance") or {}
+    unread = rid[:1] == "X" or bool(get("unread")) or "value_ref" in record
+    inline = bool(get("inline", True)) and not unread
     # the record's own fields, projected (_project, with its common cases inline)
     data: dict[Any, Any] = {}
     for key, value in record.items():
@@ -268,19 +268,26 @@ def _entry(index: int, record: Mapping[str, Any], ids: dict[str, str]) -> dict[s
         elif cls not in _AS_IS:
             value = _project(value, ids if key in REFERENCE_FIELDS else None)
         data[key] = value
+    catalogue_id = ids[rid]
+    kind = get("kind")
+    provenance_get = provenance.get
+    kept: dict[str, Any] = {}
+    for key in _PROVENANCE_KEEP:
+        if key in provenance:
+            kept[key] = provenance_get(key)
     entry: dict[str, Any] = {
-        "id": ids[rid],
-        "kind": record.get("kind"),
+        "id": catalogue_id,
+        "kind": kind,
         "pointer": f"/records/{index}",
-        "origin": provenance.get("origin"),
+        "origin": provenance_get("origin"),
         "inline": inline,
         "unread": unread,
-        "author": provenance.get("author"),
-        "timestamp": provenance.get("timestamp"),
-        "provenance": {k: provenance.get(k) for k in _PROVENANCE_KEEP if k in provenance},
+        "author": provenance_get("author"),
+        "timestamp": provenance_get("timestamp"),
+        "provenance": kept,
         "data": data,
     }
-    if ids[rid] != rid:
+    if catalogue_id != rid:
         entry["record_id"] = rid
     return entry
 

@@ -1,10 +1,12 @@
 """checked_case: the hash check comes first, then the parse, on both sides of the size
-from which the hash runs in the background pool."""
+from which the hash runs on a thread of its own (BackgroundSha256)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
 
 import pytest
 
@@ -31,3 +33,10 @@ def test_hash_then_parse_in_that_order(padding: int) -> None:
     with pytest.raises(InterpretationError) as info:
         checked_case(bad, sha(bad))
     assert info.value.code == "interpretation.case_invalid"
+    # the hashing thread ends whatever the outcome
+    for _ in range(200):
+        if not [t for t in threading.enumerate() if t.name == "viano-sha256"]:
+            break
+        time.sleep(0.01)
+    else:
+        raise AssertionError("a viano-sha256 thread is still running")
