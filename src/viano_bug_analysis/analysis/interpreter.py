@@ -40,6 +40,7 @@ from viano_bug_analysis.analysis.prompt_builder import (
     PreparedContext,
     PromptBuilder,
     load_context,
+    request_schema,
 )
 from viano_bug_analysis.analysis.publication import (
     CHECKPOINT_INTERPRETED,
@@ -186,6 +187,9 @@ class CaseInterpreter:
         self.limits = limits or InterpretationLimits()
         self.case_limits = case_limits or CaseBuilderLimits()
         self.runner = CaseLLMRunner(gateway, InterpretationOutput)
+        # the output schema is built and checked against its meta-schema once (~70 ms);
+        # here, so that the first interpretation does not wait for it
+        request_schema()
         self._progress: Progress | None = progress
 
     async def interpret(
