@@ -479,3 +479,20 @@ def test_raw_native_lists_give_the_records_of_their_items(
         raw = ctx.raw_items(intake, key, role)
         if isinstance(raw, RawItems):
             assert raw.items() == ctx.items(intake, key, role)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(LINES, max_size=60).map("".join), st.integers(1, 200), st.integers(1, 8))
+def test_first_sample_lines_from_a_shorter_prefix_are_the_same(
+    text: str, first_try: int, sample_lines: int
+) -> None:
+    """Shrunk sizes (first try, sample lines and characters) so that both paths run."""
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(h, "_FIRST_TRY_CHARS", first_try)
+        mp.setattr(h, "_CLASSIFY_SAMPLE_LINES", sample_lines)
+        mp.setattr(h, "_SAMPLE_CHARS", 40 * sample_lines)
+        got = h._first_lines(text)
+    lines = [ln for ln in text[: 40 * sample_lines].splitlines() if ln.strip()]
+    assert got == lines[:sample_lines]

@@ -57,8 +57,7 @@ _CLASSIFY_SAMPLE_LINES = 200
 def _classify(text: str) -> str:
     """Label a block by its first lines (a label only; the block stays unread):
     :func:`classify_reference`, each count stopped as soon as its outcome is known."""
-    sample = text[: 200 * _CLASSIFY_SAMPLE_LINES].splitlines()
-    lines = list(islice((ln for ln in sample if ln.strip()), _CLASSIFY_SAMPLE_LINES))
+    lines = _first_lines(text)
     n = len(lines)
     if not n:
         return "code"
@@ -85,6 +84,26 @@ def _classify(text: str) -> str:
         elif logish + left < need:
             break
     return "code"
+
+
+_SAMPLE_CHARS = 200 * _CLASSIFY_SAMPLE_LINES
+_FIRST_TRY_CHARS = 16 * 1024
+
+
+def _first_lines(text: str) -> list[str]:
+    """The first ``_CLASSIFY_SAMPLE_LINES`` non-blank lines of ``text[:_SAMPLE_CHARS]``.
+
+    A shorter prefix is split first: every line of it but the last (which may be cut)
+    is a line of the longer one, so when those hold enough non-blank lines they are
+    the same lines."""
+    if _FIRST_TRY_CHARS < min(len(text), _SAMPLE_CHARS):
+        lines = text[:_FIRST_TRY_CHARS].splitlines()
+        lines.pop()
+        sample = list(islice((ln for ln in lines if ln.strip()), _CLASSIFY_SAMPLE_LINES))
+        if len(sample) == _CLASSIFY_SAMPLE_LINES:
+            return sample
+    lines = text[:_SAMPLE_CHARS].splitlines()
+    return list(islice((ln for ln in lines if ln.strip()), _CLASSIFY_SAMPLE_LINES))
 
 
 def classify_reference(text: str) -> str:

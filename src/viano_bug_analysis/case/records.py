@@ -21,7 +21,7 @@ X     unread_reference                 metadata of data left unread (size, sha25
 
 from __future__ import annotations
 
-import hashlib
+from concurrent.futures import Future
 from itertools import compress
 from typing import Any
 
@@ -36,6 +36,8 @@ from viano_bug_analysis.intake.model import (
     Source,
     make_source,
 )
+from viano_bug_analysis.packages.canonical import sha256_hex
+from viano_bug_analysis.packages.threads import background_pool
 
 KINDS = {
     "B": "report",
@@ -57,6 +59,8 @@ ORIGIN_DERIVED = "derived"  # made by CaseBuilder (D, Q), not supplied data
 # A text holding none of these has no unread block (find_unread_blocks finds nothing in
 # one unfenced line):
 _UNREAD_HINTS = LiteralScan(("\n", "```", "~~~"))
+# Unread blocks at least this long are hashed in the background pool until finish():
+_BACKGROUND_SHA_BYTES = 64 * 1024
 
 
 def _system_provenance() -> dict[str, Any]:
@@ -81,6 +85,7 @@ class RecordSet:
         self.records: list[dict[str, Any]] = []
         self._max_records = limits.max_records
         self._max_text_bytes = limits.max_record_text_bytes
+        self._pending_sha256: list[tuple[dict[str, Any], Future[str]]] = []
 
     # -- allocation -----------------------------------------------------------------------
 
@@ -138,12 +143,14 @@ class RecordSet:
                 unread=True,
                 embedded=True,
                 size=len(raw),
-                sha256=hashlib.sha256(raw).hexdigest(),
+                sha256=None if len(raw) >= _BACKGROUND_SHA_BYTES else sha256_hex(raw),
                 line_count=block.lines,
                 media_type="text/plain",
                 member=source.member or None,
                 description=f"{block.kind.replace('_', ' ')} in the report text",
             )
+            if x["sha256"] is None:  # hashed meanwhile (hashlib releases the GIL); see finish
+                self._pending_sha256.append((x, background_pool().submit(sha256_hex, raw)))
             ids.append(x["id"])
             parts.append(text[pos : block.start])
             parts.append(f"[unread {x['id']}: {block.kind}, {len(raw)} bytes, {block.lines} lines]")
@@ -380,7 +387,7 @@ class RecordSet:
                 unread=True,
                 embedded=True,
                 size=len(raw),
-                sha256=hashlib.sha256(raw).hexdigest(),
+                sha256=sha256_hex(raw),
                 media_type="text/plain",
                 member=fact.source.member or None,
                 uri=None,
@@ -485,6 +492,9 @@ class RecordSet:
     # -- completion ----------------------------------------------------------------------
 
     def finish(self) -> None:
+        for x, digest in self._pending_sha256:
+            x["sha256"] = digest.result()
+        self._pending_sha256.clear()
         self._scan_entities()
         for (etype, _), entry in sorted(self._entities.items()):
             origins = entry.pop("origins")
