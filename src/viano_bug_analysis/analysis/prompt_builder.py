@@ -162,8 +162,9 @@ class PromptBuilder:
             limit = self.limits.max_context_bytes
             streamed = stream.finish(context) if stream is not None else None
             digest = None
-            if streamed is not None and streamed > limit:
-                size, body = streamed, b""  # to be shortened: only its size is needed
+            size: int | None
+            if stream is not None and stream.over_limit:
+                size, body = None, b""  # to be shortened, which measures it
             else:
                 body = canonical_json(context)
                 size = len(body)
@@ -172,7 +173,7 @@ class PromptBuilder:
         finally:
             if stream is not None:
                 stream.close()
-        if size > limit:
+        if size is None or size > limit:
             context, body = self._shortened(context, size)
             catalogue = Catalogue(context["catalogue"])
             digest = None
@@ -180,11 +181,15 @@ class PromptBuilder:
             digest = hashlib.sha256(body).hexdigest()
         return PreparedContext(context, body, digest, catalogue)
 
-    def _shortened(self, context: dict[str, Any], full_size: int) -> tuple[dict[str, Any], bytes]:
+    def _shortened(
+        self, context: dict[str, Any], full_size: int | None
+    ) -> tuple[dict[str, Any], bytes]:
         """The context with its longest texts shortened to the largest common cap that
-        makes it fit ``max_context_bytes`` (binary search; deterministic; shortening.py)."""
+        makes it fit ``max_context_bytes`` (binary search; deterministic; shortening.py).
+        ``full_size``: the whole context's serialised size, None where it is only known
+        to be over the limit (shortening measures it)."""
         limit = self.limits.max_context_bytes
-        shortened, body = shortened_context(context, full_size, limit)
+        shortened, body, full_size = shortened_context(context, full_size, limit)
         if len(body) > limit:
             raise InterpretationError(
                 f"max context bytes: {full_size} exceeds InterpretationLimits."
@@ -328,11 +333,12 @@ class _ContextStream:
 
     Within the limit the caller still serialises the whole context once (the bytes it
     returns) and takes the digest only where the streamed size equals the whole's.
-    Over the limit hashing stops and only the size is kept: the caller shortens the
-    context without serialising it whole. The stream gives up (and the caller
-    serialises the whole context, as before) where a part cannot be serialised:
-    whatever canonical_json refuses is then refused by the caller's serialisation, with
-    the same error, after the same checks."""
+    Once over the limit the stream stops (``over_limit``): the caller shortens the
+    context, and shortening measures its size by parts (``shortening._measured``)
+    instead of serialising it whole. The stream gives up (and the caller serialises
+    the whole context, as before) where a part cannot be serialised: whatever
+    canonical_json refuses is then refused by the caller's serialisation, with the same
+    error, after the same checks (and ``_measured`` falls back to it likewise)."""
 
     def __init__(self, head: dict[str, Any], limit: int) -> None:
         self._head = head
@@ -341,8 +347,9 @@ class _ContextStream:
         self._unfed: list[bytes | memoryview] = []  # pieces not hashed yet, in order
         self._size = 0  # bytes of every piece so far
         self._hasher: BackgroundSha256 | None = None
-        self._live = True  # every piece so far serialised
+        self._live = True  # every piece so far serialised, and more to come
         self._hashing = True  # every piece so far hashed or about to be
+        self._over = False  # over the limit: stopped
         try:
             opening = canonical_json(head)[:-1] + b',"catalogue":['
         except Exception:
@@ -378,9 +385,16 @@ class _ContextStream:
         self._add(memoryview(data)[1:-1])  # the list's items without its brackets
         return max(1, _CHUNK_BYTES * len(entries) // max(1, len(data)))
 
+    @property
+    def over_limit(self) -> bool:
+        """Whether the context is over the limit (the stream stopped there)."""
+        return self._over
+
     def _add(self, piece: bytes | memoryview) -> None:
         self._size += len(piece)
-        if self._hashing and self._size > self._limit:
+        if self._size > self._limit and not self._over:
+            self._over = True
+            self._live = False
             self._stop_hashing()
         if self._hashing:
             self._unfed.append(piece)
@@ -401,8 +415,8 @@ class _ContextStream:
         self._unfed = []
 
     def finish(self, context: dict[str, Any]) -> int | None:
-        """The size of ``context``'s canonical JSON (all of it hashed where it is within
-        the limit), or None where the stream gave up."""
+        """The size of ``context``'s canonical JSON, all of it hashed, or None where the
+        stream gave up or stopped over the limit."""
         if not self._live or context.get(_CATALOGUE_KEY) is not self._entries:
             return None
         if {k for k in context if k < _CATALOGUE_KEY} != set(self._head) or any(
@@ -414,11 +428,12 @@ class _ContextStream:
         except Exception:
             return None
         self._add(b"]," + tail[1:])
-        if self._hashing:
-            if self._hasher is None:
-                self._hasher = BackgroundSha256()
-            self._hasher.feed(*self._unfed)
-            self._unfed = []
+        if not self._hashing:
+            return None  # over the limit with its last bytes
+        if self._hasher is None:
+            self._hasher = BackgroundSha256()
+        self._hasher.feed(*self._unfed)
+        self._unfed = []
         return self._size
 
     def hexdigest(self) -> str:

@@ -180,8 +180,40 @@ def _texts(entries: list[dict[str, Any]]) -> list[_Text]:
     return out
 
 
+def _emptied(value: Any, top: bool = False) -> Any:
+    """``value`` with every shortenable text replaced by ``""`` (the texts ``_texts``
+    lists). Only plain dicts, lists and strings are walked; anything else that
+    ``_texts`` would walk raises ``TypeError`` (the caller serialises the whole)."""
+    cls = type(value)
+    if cls is str:
+        return ""
+    if cls is list:
+        return [_emptied(v) for v in value]
+    if cls is dict:
+        return {k: (v if top and k in REFERENCE_FIELDS else _emptied(v)) for k, v in value.items()}
+    if isinstance(value, (str, list, Mapping)):
+        raise TypeError("not measured by parts")
+    return value
+
+
+def _measured(context: dict[str, Any]) -> tuple[list[_Text] | None, int]:
+    """The texts of ``context`` and the length of its canonical JSON, without
+    serialising it whole: canonical JSON is a concatenation, so a text's value adds
+    exactly its serialised bytes to the context with that text emptied. Where anything
+    cannot be measured so, the whole context is serialised (raising what it raises)."""
+    entries: list[dict[str, Any]] = context["catalogue"]
+    try:
+        texts = _texts(entries)
+        emptied = [dict(e, data=_emptied(e["data"], True)) for e in entries]
+        return texts, len(canonical_json(dict(context, catalogue=emptied))) + sum(
+            t.whole for t in texts
+        )
+    except Exception:
+        return None, len(canonical_json(context))
+
+
 def _size_function(
-    whole_size: int, entries: list[dict[str, Any]]
+    whole_size: int, entries: list[dict[str, Any]], texts: list[_Text] | None = None
 ) -> tuple[Callable[[int], int], list[_Text]]:
     """``cap -> len(canonical_json(context shortened at cap))`` without serialising, and
     the texts it knows (longest first).
@@ -191,8 +223,9 @@ def _size_function(
     its whole serialised form, plus its mark and one comma; per entry that has such a
     text one ``,"shortened":[]`` less one comma (n marks need n - 1 commas). ``cap``
     adds ``cap`` bytes per one-byte-per-character text and the serialised prefix of
-    every other one."""
-    texts = _texts(entries)
+    every other one. ``texts``: ``_texts(entries)`` where already listed."""
+    if texts is None:
+        texts = _texts(entries)
     negated = [-t.length for t in texts]  # ascending, for bisect
     fixed = [0]  # fixed[k]: the cap-independent bytes of the first k texts
     plain = [0]  # plain[k]: how many of the first k texts are one byte per character
@@ -248,24 +281,28 @@ def _candidate(
 
 
 def shortened_context(
-    context: dict[str, Any], whole_size: int, limit: int
-) -> tuple[dict[str, Any], bytes]:
-    """The context shortened at the search's cap and its bytes. When even shortening
+    context: dict[str, Any], whole_size: int | None, limit: int
+) -> tuple[dict[str, Any], bytes, int]:
+    """The context shortened at the search's cap, its bytes and the whole context's
+    size (``whole_size``, or measured by ``_measured`` where None). When even shortening
     every text to nothing leaves it over ``limit``, that floor context is returned (the
     caller refuses it)."""
     entries: list[dict[str, Any]] = context["catalogue"]
-    size, texts = _size_function(whole_size, entries)
+    listed = None
+    if whole_size is None:
+        listed, whole_size = _measured(context)
+    size, texts = _size_function(whole_size, entries, listed)
     longest = texts[0].length if texts else 0  # longest_text of every entry, at most
     if size(0) <= limit:
         cap = _binary_search(lambda c: size(c) <= limit, longest)
         longer = texts[: bisect_left([-t.length for t in texts], -cap)]
         cut = {t.entry for t in longer}
-        result = _candidate(context, cap, _digests(longer), cut)
-        if len(result[1]) == size(cap):
-            return result
+        shortened, body = _candidate(context, cap, _digests(longer), cut)
+        if len(body) == size(cap):
+            return shortened, body, whole_size
     # the exact, slow search on real bytes: only if a computed size ever missed
     floor = _candidate(context, 0)
     if len(floor[1]) > limit:
-        return floor
+        return (*floor, whole_size)
     cap = _binary_search(lambda c: len(_candidate(context, c)[1]) <= limit, longest)
-    return _candidate(context, cap)
+    return (*_candidate(context, cap), whole_size)

@@ -297,7 +297,8 @@ def test_streamed_context_is_the_reference(
     ],
 )
 @pytest.mark.parametrize("with_q", [True, False])
-def test_streamed_context_fails_as_the_whole_did(bad: Any, with_q: bool) -> None:
+@pytest.mark.parametrize("limit", [1 << 40, 5000])  # 5000: over it before the bad record
+def test_streamed_context_fails_as_the_whole_did(bad: Any, with_q: bool, limit: int) -> None:
     records: list[dict[str, Any]] = [
         {"id": f"C{n:04d}", "kind": "comment", "text": "t" * 3000, "provenance": _PROV}
         for n in range(1, 6)
@@ -307,7 +308,7 @@ def test_streamed_context_fails_as_the_whole_did(bad: Any, with_q: bool) -> None
         records.append({"id": "Q0001", "kind": "q", "value": "complete", "provenance": _PROV})
     document = {"case_format": "c", "case_id": "c", "package_id": "p", "records": records}
     case = built_case(b"{}", document)
-    builder = PromptBuilder(InterpretationLimits(max_context_bytes=1 << 40))
+    builder = PromptBuilder(InterpretationLimits(max_context_bytes=limit))
     with _streamed(1):
         streamed = _outcome(builder, case)
     assert streamed[0] == "error"

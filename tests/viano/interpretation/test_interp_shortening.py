@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shortening_reference import built_case, fast_shortened, reference_shortened, whole_context
 
-from viano_bug_analysis.analysis import shortening
+from viano_bug_analysis.analysis import prompt_builder, shortening
 from viano_bug_analysis.packages import canonical_json
 
 _PROV = {"origin": "original", "member": "original/intake.json", "json_pointer": "/x"}
@@ -68,6 +68,8 @@ def test_fast_search_gives_the_reference_bytes(document: dict[str, Any], data: A
     case = built_case(canonical_json(document), document)
     context = whole_context(case)
     whole = len(canonical_json(context))
+    texts, measured = shortening._measured(context)  # by parts: the same size
+    assert texts is not None and measured == whole
     floor = len(
         canonical_json(
             dict(context, catalogue=[shortening.shorten_entry(e, 0) for e in context["catalogue"]])
@@ -97,14 +99,23 @@ def _long_case(texts: list[str]) -> dict[str, Any]:
         [f"{n}: " + "repeated paragraph " * (50 + n) for n in range(120)],  # many entries
     ],
 )
-def test_fast_search_gives_the_reference_bytes_on_long_texts(texts: list[str]) -> None:
+@pytest.mark.parametrize("streamed", [False, True])  # True: measured by parts
+def test_fast_search_gives_the_reference_bytes_on_long_texts(
+    texts: list[str], streamed: bool
+) -> None:
     document = _long_case(texts)
     case = built_case(canonical_json(document), document)
     context = whole_context(case)
     whole = len(canonical_json(context))
+    stream_from = 0 if streamed else prompt_builder.STREAM_CASE_BYTES
     for limit in (whole - 1, whole * 3 // 4, whole // 2, whole // 5, whole // 20, 3000):
-        with patch.object(shortening, "_candidate", wraps=shortening._candidate) as built:
+        with (
+            patch.object(shortening, "_candidate", wraps=shortening._candidate) as built,
+            patch.object(prompt_builder, "STREAM_CASE_BYTES", stream_from),
+            patch.object(shortening, "_measured", wraps=shortening._measured) as measured,
+        ):
             got = fast_shortened(case, limit)
+        assert measured.call_count == streamed
         assert got == _expected(context, limit)
         assert built.call_count == 1
         assert got is None or len(got) <= limit
@@ -118,8 +129,8 @@ def test_a_missed_size_falls_back_to_the_exact_search(monkeypatch: pytest.Monkey
     limit = len(canonical_json(context)) // 3
     real = shortening._size_function
 
-    def off_by_one(whole_size: int, entries: list[dict[str, Any]]) -> Any:
-        size, texts = real(whole_size, entries)
+    def off_by_one(whole_size: int, entries: list[dict[str, Any]], *listed: Any) -> Any:
+        size, texts = real(whole_size, entries, *listed)
         return (lambda cap: size(cap) + 1), texts
 
     monkeypatch.setattr(shortening, "_size_function", off_by_one)
