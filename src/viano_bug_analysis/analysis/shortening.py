@@ -13,7 +13,9 @@ that has such a text (the length of each mark is known in advance: ``sha256`` is
 digits). ``shortened_context`` walks the same binary search on these computed sizes,
 serialises the chosen context once and checks its size against the computed one; a
 difference (never seen) falls back to serialising each candidate, so the result is
-always the search's result on real bytes.
+always the search's result on real bytes. The whole context's size itself is measured
+the same way where the caller has not serialised it (``_measured``: the context with
+its texts emptied, plus each text's serialised size).
 """
 
 from __future__ import annotations
