@@ -398,18 +398,22 @@ RAW_TEXT = st.lists(
     | st.just("x" * 40),
     max_size=6,
 ).map("".join)
-RAW_VALUE = st.one_of(
-    RAW_TEXT,
-    st.fixed_dictionaries(
-        {"text": RAW_TEXT},
-        optional={
-            "author": st.sampled_from(["ann", None]),
-            "timestamp": st.sampled_from(["2024-05-02", None]),
-            "origin": st.sampled_from(["original", "external_research"]),
-            "source_uri": st.just("https://example.com"),
-        },
-    ),
+PLAIN_OBJECT = st.fixed_dictionaries(
+    {"text": RAW_TEXT},
+    optional={
+        "author": st.sampled_from(["ann", None]),
+        "timestamp": st.sampled_from(["2024-05-02", None]),
+        "origin": st.just("original"),
+    },
 )
+OTHER_OBJECT = st.fixed_dictionaries(
+    {"text": RAW_TEXT},
+    optional={
+        "origin": st.just("external_research"),
+        "source_uri": st.just("https://example.com"),
+    },
+)
+RAW_VALUE = st.one_of(RAW_TEXT, PLAIN_OBJECT, RAW_TEXT, PLAIN_OBJECT, RAW_TEXT, OTHER_OBJECT)
 
 
 def _records_of(doc: Any, limits: Any) -> tuple[str, Any]:
@@ -427,8 +431,8 @@ def _records_of(doc: Any, limits: Any) -> tuple[str, Any]:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(RAW_VALUE, max_size=6),
-    st.lists(RAW_VALUE, max_size=6),
+    st.lists(RAW_VALUE, max_size=8),
+    st.lists(RAW_VALUE, max_size=8),
     st.sampled_from([None, "rep"]),
     st.sampled_from([None, "2024-01-01"]),
     st.sampled_from([(1 << 20, 200_000), (60, 200_000), (1 << 20, 7)]),

@@ -32,6 +32,7 @@ from viano_bug_analysis.intake.model import (
     Fact,
     IntakeDocument,
     Item,
+    RawItems,
     Reference,
     Source,
     make_source,
@@ -246,18 +247,7 @@ class RecordSet:
                 if item.text.strip()
             ]
         else:  # the same records, read from the parsed values (no extra fields)
-            member, role, raw_record = (
-                raw_observations.member,
-                raw_observations.role,
-                self._raw_text_record,
-            )
-            observations = [
-                raw_record(
-                    "O", text, member, pointer, author, stamp, role, {"section": "description"}
-                )
-                for text, pointer, author, stamp in raw_observations.rows()
-                if text.strip()
-            ]
+            observations = self._raw_records("O", raw_observations)
         explicit = [e for e in doc.expectations if e.extra.get("explicit", True)]
         for item in explicit:
             if item.text.strip().lower().strip(".") in _PLACEHOLDER_EXPECTATIONS:
@@ -278,11 +268,7 @@ class RecordSet:
             for item in doc.comments:
                 self._comment(self._text_record("C", item), item.text)
         else:
-            member, role, raw_record = raw_comments.member, raw_comments.role, self._raw_text_record
-            for text, pointer, author, stamp in raw_comments.rows():
-                self._comment(
-                    raw_record("C", text, member, pointer, author, stamp, role, None), text
-                )
+            self._raw_records("C", raw_comments)
         for item in doc.hypotheses:
             self._text_record("T", item)
         for ref in doc.references:
@@ -291,6 +277,58 @@ class RecordSet:
             self._fact(fact)
         for hint in doc.entities:
             self._entity(hint.entity_type, hint.value, None, hint.source.to_json())
+
+    def _raw_records(self, prefix: str, raw: RawItems) -> list[dict[str, Any]]:
+        """The records of an ``O`` (blank texts left out, section ``description``) or ``C``
+        (each followed by ``_comment``) list held as :class:`RawItems`: what
+        ``_text_record`` gives for its Items. A text without unread-block hint, within
+        the limits, is made here inline; any other through ``_raw_text_record``."""
+        observation = prefix == "O"
+        kind = KINDS[prefix]
+        same_kind = self._by_kind[prefix]
+        made: list[dict[str, Any]] = []
+        member, role, pointer_prefix = raw.member, raw.role, raw.pointer_prefix
+        default_author, created, default_stamp = raw.author, raw.created, raw.stamp
+        may_hold_unread = _UNREAD_HINTS.any_in
+        max_records, max_chars = self._max_records, self._max_text_bytes // 4
+        for i, v in enumerate(raw.values):  # RawItems.rows(), inlined
+            if isinstance(v, str):
+                text, pointer, author, stamp = v, pointer_prefix + str(i), default_author, created
+            else:
+                text = v["text"]
+                pointer = pointer_prefix + str(i) + "/text"
+                author = v.get("author", default_author)
+                stamp = v.get("timestamp", default_stamp)
+            if observation and not text.strip():
+                continue
+            if self._count >= max_records or len(text) > max_chars or may_hold_unread(text):
+                fields = {"section": "description"} if observation else None
+                rec = self._raw_text_record(
+                    prefix, text, member, pointer, author, stamp, role, fields
+                )
+            else:
+                self._count += 1
+                rec = {
+                    "id": prefix + str(len(same_kind) + 1).zfill(4),
+                    "kind": kind,
+                    "provenance": {
+                        "member": member,
+                        "json_pointer": pointer,
+                        "author": author,
+                        "timestamp": stamp,
+                        "origin": "original",
+                        "role": role,
+                    },
+                    "text": text,
+                }
+                if observation:
+                    rec["section"] = "description"
+                same_kind.append(rec)
+            if observation:
+                made.append(rec)
+            else:
+                self._comment(rec, text)
+        return made
 
     def _comment(self, c: dict[str, Any], text: str) -> None:
         """After comment record ``c`` of ``text``: its hypotheses, or a D record if empty."""
