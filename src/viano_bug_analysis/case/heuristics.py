@@ -414,6 +414,10 @@ def expectation_sentences(text: str) -> list[tuple[str, int, int]]:
     return hinted_sentences(text, _EXPECTATION_HINTS, is_expectation, _EXPECTATION_SCAN)
 
 
+# may_hold_hypothesis(text) of an ASCII text, given text.lower():
+hypothesis_hint_ascii = _HYPOTHESIS_SCAN.any_in_ascii
+
+
 def may_hold_hypothesis(text: str) -> bool:
     """Cheap pre-check (substring scan of the lower-cased text) before sentence-level
     matching: is one of ``_HYPOTHESIS_HINTS`` in ``text.lower()``?"""

@@ -289,7 +289,8 @@ class RecordSet:
         made: list[dict[str, Any]] = []
         member, role, pointer_prefix = raw.member, raw.role, raw.pointer_prefix
         default_author, created, default_stamp = raw.author, raw.created, raw.stamp
-        may_hold_unread = _UNREAD_HINTS.any_in
+        may_hold_unread, may_hold_unread_ascii = _UNREAD_HINTS.any_in, _UNREAD_HINTS.any_in_ascii
+        may_hold_hypothesis, hypothesis_hint_ascii = h.may_hold_hypothesis, h.hypothesis_hint_ascii
         max_records, max_chars = self._max_records, self._max_text_bytes // 4
         for i, v in enumerate(raw.values):  # RawItems.rows(), inlined
             if isinstance(v, str):
@@ -301,7 +302,12 @@ class RecordSet:
                 stamp = v.get("timestamp", default_stamp)
             if observation and not text.strip():
                 continue
-            if self._count >= max_records or len(text) > max_chars or may_hold_unread(text):
+            ascii_text = text.isascii()
+            if (
+                self._count >= max_records
+                or len(text) > max_chars
+                or (may_hold_unread_ascii(text) if ascii_text else may_hold_unread(text))
+            ):
                 fields = {"section": "description"} if observation else None
                 rec = self._raw_text_record(
                     prefix, text, member, pointer, author, stamp, role, fields
@@ -326,8 +332,14 @@ class RecordSet:
                 same_kind.append(rec)
             if observation:
                 made.append(rec)
-            else:
-                self._comment(rec, text)
+            elif not text.strip():
+                self._comment(rec, text)  # the D record
+            elif (
+                hypothesis_hint_ascii(rec["text"].lower())
+                if ascii_text and rec["text"] is text
+                else may_hold_hypothesis(rec["text"])
+            ):
+                self._hypotheses_in(rec)  # what _comment does with a non-empty text
         return made
 
     def _comment(self, c: dict[str, Any], text: str) -> None:
