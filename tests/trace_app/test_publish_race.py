@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from trace_app.domain import PersonInput, PublishReportInput, publish_and_commit, publish_report
 from trace_app.store.db import Database, make_engine, migrate
-from trace_app.store.models import ClaimStatus, Incident, Person, Report
+from trace_app.store.models import ClaimStatus, Incident, Organization, Person, Report
 from trace_app.store.types import new_id
 
 
@@ -55,5 +55,52 @@ def test_concurrent_new_person_is_created_once(pg_schema_url: str) -> None:
         with db.sessions() as s:
             assert s.scalar(select(func.count()).select_from(Person)) == 1
             assert s.scalar(select(func.count()).select_from(Report)) == 2
+    finally:
+        db.dispose()
+
+
+def test_many_writers_lose_nothing_and_number_reports_in_turn(db_url: str) -> None:
+    # Eight threads publish at once about the same few new people and organisations:
+    # every report lands, each person and organisation exists once, and the reports of
+    # the incident are numbered 1..120 without a repeat (each publication reads the
+    # next position inside its turn: BEGIN IMMEDIATE on SQLite, the incident's row lock
+    # on PostgreSQL)
+    db = Database(make_engine(db_url))
+    migrate(db.engine)
+    try:
+        with db.session() as s:
+            incident = Incident(id=new_id("inc"), name="Race")
+            s.add(incident)
+            incident_id = incident.id
+        errors: list[BaseException] = []
+
+        def writer() -> None:
+            for i in range(15):
+                data = PublishReportInput(
+                    incident_id=incident_id,
+                    source=f"Shelter {i % 3}",
+                    summary="s",
+                    original_text="t",
+                    person=PersonInput(name=f"Person {i}"),
+                    status=ClaimStatus.MISSING,
+                )
+                try:
+                    with db.sessions() as s:
+                        publish_and_commit(s, data)
+                except BaseException as exc:  # pragma: no cover - reported below
+                    errors.append(exc)
+
+        threads = [threading.Thread(target=writer) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert errors == []
+        with db.sessions() as s:
+            assert s.scalar(select(func.count()).select_from(Person)) == 15
+            assert s.scalar(select(func.count()).select_from(Organization)) == 3
+            assert s.scalar(select(func.count()).select_from(Report)) == 120
+            positions = s.scalars(select(Report.position)).all()
+            assert sorted(positions) == list(range(1, 121))
     finally:
         db.dispose()

@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from trace_app.domain.errors import EmptyReportError, InvalidReportError, NotFoundError
+from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.store.models import (
     Alert,
     AlertState,
@@ -128,7 +129,9 @@ def publish_report(session: Session, data: PublishReportInput) -> Report:
     accepted; the investigation refuses it later. The caller commits.
     """
     _validate(data)
-    incident = session.get(Incident, data.incident_id)
+    # the incident's row lock (PostgreSQL) makes publications into one incident take
+    # turns, so each reads the person, organisation and next position it then writes
+    incident = session.get(Incident, data.incident_id, with_for_update=True)
     if incident is None:
         raise NotFoundError(f"No incident with id {data.incident_id!r}.")
 
@@ -193,6 +196,7 @@ def publish_and_commit(session: Session, data: PublishReportInput) -> Report:
     """
     for attempt in (1, 2):
         try:
+            session.connection(execution_options=WRITE_TRANSACTION)  # SQLite: BEGIN IMMEDIATE
             report = publish_report(session, data)
             session.commit()
             return report

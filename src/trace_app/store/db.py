@@ -14,19 +14,28 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from trace_app.settings import TraceSettings
 
+# Execution option of a transaction that reads and then writes what it read (publishing a
+# report: find-or-create a person, the next position). On SQLite such a transaction
+# starts with BEGIN IMMEDIATE, so it holds the write lock from its first read and two of
+# them run one after the other instead of both reading the same state. (PostgreSQL
+# callers lock a row instead.) Other transactions keep the driver's default.
+WRITE_TRANSACTION = {"trace_write_transaction": True}
+
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine for ``url``; SQLite gets foreign keys, WAL and a busy timeout."""
+    """An engine for ``url``; SQLite gets foreign keys, WAL, a busy timeout, and
+    BEGIN IMMEDIATE for transactions opened with :data:`WRITE_TRANSACTION`."""
     if url.startswith("sqlite"):
         connect_args = dict(kwargs.pop("connect_args", {}))
         connect_args.setdefault("check_same_thread", False)
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     return create_engine(url, **kwargs)
@@ -38,6 +47,12 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA busy_timeout=5000")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    if connection.get_execution_options().get("trace_write_transaction"):
+        # the driver sees the transaction open and issues no BEGIN of its own
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def alembic_config() -> Config:
