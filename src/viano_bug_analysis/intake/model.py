@@ -197,10 +197,10 @@ class IntakeDocument:
     member: str
     titles: list[Item] = field(default_factory=list)
     summaries: list[Item] = field(default_factory=list)
-    _observations: list[Item] | RawItems = field(default_factory=list, repr=False)
+    _observations: list[Item] | RawItems = field(default_factory=list, init=False, repr=False)
     expectations: list[Item] = field(default_factory=list)  # extra["explicit"]: bool
     steps: list[Item] = field(default_factory=list)
-    _comments: list[Item] | RawItems = field(default_factory=list, repr=False)
+    _comments: list[Item] | RawItems = field(default_factory=list, init=False, repr=False)
     hypotheses: list[Item] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     reproductions: list[Item] = field(default_factory=list)
