@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import stat
 import struct
@@ -43,6 +44,22 @@ READ_ERRORS = (
 
 
 _CONTROL_CHARACTER = re.compile("[\x00-\x1f]")
+
+# A package file up to this size is read with one system call and parsed in memory:
+# the many small reads and seeks of zipfile would each release and take back the GIL,
+# which costs more than the reads themselves while other threads want it.
+SMALL_PACKAGE_BYTES = 1 << 20
+
+
+def _small_in_memory(path: str | Path | BinaryIO) -> str | Path | BinaryIO:
+    """``path`` itself, or for a small file an in-memory copy of its bytes."""
+    if not isinstance(path, str | Path):
+        return path
+    with open(path, "rb", buffering=0) as f:
+        if os.fstat(f.fileno()).st_size > SMALL_PACKAGE_BYTES:
+            return path  # large: zipfile streams it from the file
+        data = f.readall()
+    return io.BytesIO(data)
 
 
 def check_member_name(name: str, limits: PackageLimits) -> None:
@@ -113,7 +130,7 @@ class PackageReader:
         self.limits = limits or PackageLimits()
         self.path = Path(path) if isinstance(path, str | Path) else None
         try:
-            self._zip = zipfile.ZipFile(path, "r")
+            self._zip = zipfile.ZipFile(_small_in_memory(path), "r")
         except FileNotFoundError:
             raise PackageError(f"no such package file: {path}", code="package.not_found") from None
         except READ_ERRORS as exc:
