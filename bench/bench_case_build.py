@@ -196,11 +196,12 @@ def main() -> None:
         bench_time(tmp, make_intake(8 * MiB), "many short records")
         bench_time(tmp, make_log_intake(8 * MiB), "few records with long logs")
         bench_memory(tmp)
-        from viano_bug_analysis.packages.writer import _fast_zlib
+        from viano_bug_analysis.packages.reader import fast_zlib
 
         print(
             f"total benchmark time {time.perf_counter() - t0:.1f} s; times are medians of "
-            f"{REPEATS} interleaved runs; large members deflated by {_fast_zlib().__name__}"
+            f"{REPEATS} interleaved runs; large members deflated and inflated by "
+            f"{fast_zlib().__name__}"
         )
 
 

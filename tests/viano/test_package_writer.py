@@ -165,13 +165,14 @@ def test_large_members_are_plain_deflate_with_either_compressor(
     import zlib
 
     from viano_bug_analysis.packages import Manifest
+    from viano_bug_analysis.packages import reader as reader_module
     from viano_bug_analysis.packages import writer as writer_module
 
     if compressor == "isal":
         isal_zlib = pytest.importorskip("isal.isal_zlib")
-        monkeypatch.setattr(writer_module, "_FAST_ZLIB", isal_zlib)
+        monkeypatch.setattr(reader_module, "_FAST_ZLIB", isal_zlib)
     else:
-        monkeypatch.setattr(writer_module, "_FAST_ZLIB", zlib)
+        monkeypatch.setattr(reader_module, "_FAST_ZLIB", zlib)
     rng = random.Random(9)
     words = [b"export ", b"worker ", b"\xc3\xa9t\xc3\xa9 ", b'{"id":"C0001"}\n']
     size = 2 * writer_module.DEFLATE_PIECE_BYTES + 12345

@@ -15,9 +15,7 @@ store's job (:meth:`PackageStore.publish`).
 from __future__ import annotations
 
 import shutil
-import struct
 import zipfile
-import zlib
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -35,11 +33,16 @@ from viano_bug_analysis.packages.format import (
     PackageLimits,
     frozen_namespace,
 )
-from viano_bug_analysis.packages.reader import CHUNK, PackageReader, check_member_name
+from viano_bug_analysis.packages.reader import (
+    CHUNK,
+    LOCAL_HEADER,
+    LOCAL_MAGIC,
+    PackageReader,
+    check_member_name,
+    fast_zlib,
+)
 from viano_bug_analysis.packages.threads import background_pool
 
-_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile.structFileHeader
-_LOCAL_MAGIC = b"PK\x03\x04"
 _USE_DATA_DESCRIPTOR = 0x08
 LARGE_MEMBER_BYTES = 1 << 20
 # Large members (canonical cases) are deflated at level 1 in independent 1 MiB pieces
@@ -52,25 +55,8 @@ DEFLATE_PIECE_BYTES = 1 << 20
 _DEFLATE_LEVEL_LARGE = 1
 
 
-def _fast_zlib() -> Any:
-    """isal.isal_zlib when installed, else the standard zlib (same interface here).
-    Imported on first use (cached)."""
-    global _FAST_ZLIB
-    if _FAST_ZLIB is None:
-        try:
-            from isal import isal_zlib
-
-            _FAST_ZLIB = isal_zlib
-        except ImportError:  # optional: the standard zlib writes the same format
-            _FAST_ZLIB = zlib
-    return _FAST_ZLIB
-
-
-_FAST_ZLIB: Any = None
-
-
 def _deflate_piece(piece: memoryview, last: bool) -> bytes:
-    z = _fast_zlib()
+    z = fast_zlib()
     compressor = z.compressobj(_DEFLATE_LEVEL_LARGE, z.DEFLATED, -15)
     out: bytes = compressor.compress(piece)
     tail: bytes = compressor.flush(z.Z_FINISH if last else z.Z_SYNC_FLUSH)
@@ -78,7 +64,7 @@ def _deflate_piece(piece: memoryview, last: bool) -> bytes:
 
 
 def _crc32(data: bytes) -> int:
-    return int(_fast_zlib().crc32(data)) & 0xFFFFFFFF
+    return int(fast_zlib().crc32(data)) & 0xFFFFFFFF
 
 
 class _Deflating:
@@ -333,12 +319,12 @@ def _copy_member_raw(reader: PackageReader, src: zipfile.ZipInfo, zout: zipfile.
     fp = zin.fp
     assert fp is not None
     fp.seek(src.header_offset)
-    header = fp.read(_LOCAL_HEADER.size)
-    if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_MAGIC:
+    header = fp.read(LOCAL_HEADER.size)
+    if len(header) != LOCAL_HEADER.size or header[:4] != LOCAL_MAGIC:
         raise PackageError(f"bad local header for {src.filename!r}", code="package.corrupt")
-    fields = _LOCAL_HEADER.unpack(header)
+    fields = LOCAL_HEADER.unpack(header)
     name_len, extra_len = fields[10], fields[11]
-    fp.seek(src.header_offset + _LOCAL_HEADER.size + name_len + extra_len)
+    fp.seek(src.header_offset + LOCAL_HEADER.size + name_len + extra_len)
 
     dst = zipfile.ZipInfo(src.filename, src.date_time)
     dst.compress_type = src.compress_type
