@@ -59,3 +59,24 @@ def test_small_and_large_package_files_read_alike(
         assert not isinstance(streamed.raw_zip().fp, io.BytesIO)  # large: read from the file
         assert {name: streamed.read(name) for name in streamed.files()} == seen
         assert streamed.require_manifest() == manifest
+
+
+@pytest.mark.parametrize("extra_bytes", [10, 3 << 20])  # assembled in memory / spilled
+def test_published_hash_and_size_are_those_of_the_file(tmp_path: Path, extra_bytes: int) -> None:
+    import hashlib
+
+    from viano_bug_analysis.packages import PackageStore
+
+    store = PackageStore.init(tmp_path / "store")
+    store.add(write_package(tmp_path / "g1.zip", {"original/intake.json": b"{}"}))
+    with store.lock("demo-case", "supplied") as op:
+        generation, reader = op.open_current()
+        with reader:
+            writer = PackageWriter(reader)
+            writer.add_bytes("vendor/blob.bin", random.Random(2).randbytes(extra_bytes))
+            published = op.publish(writer)
+    data = published.path.read_bytes()
+    assert published.generation == generation.generation + 1
+    assert (published.sha256, published.size) == (hashlib.sha256(data).hexdigest(), len(data))
+    again = store.current("demo-case", "supplied")  # as the index recorded it
+    assert (again.sha256, again.size) == (published.sha256, published.size)

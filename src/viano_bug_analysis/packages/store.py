@@ -49,6 +49,7 @@ from viano_bug_analysis.errors import PackageError, StoreError
 from viano_bug_analysis.packages.format import Manifest, PackageLimits, check_identity
 from viano_bug_analysis.packages.locks import OperationLock
 from viano_bug_analysis.packages.reader import CHUNK, PackageReader
+from viano_bug_analysis.packages.threads import background_pool
 from viano_bug_analysis.packages.writer import PackageWriter
 
 STORE_MARKER = "viano-store.json"
@@ -161,11 +162,18 @@ class _Spool:
         if self._memory is None:
             self._file.flush()
 
-    def finish(self) -> None:
-        """Write what is still in memory to the file (once, at the end)."""
-        if self._memory is not None:
-            self._file.write(self._memory.getbuffer())
-            self._memory = None
+    def finish(self) -> tuple[str, int] | None:
+        """Write what is still in memory to the file (once, at the end); then the SHA-256
+        and size of those bytes, or ``None`` when they went to the file earlier."""
+        memory, self._memory = self._memory, None
+        if memory is None:
+            return None
+        view = memory.getbuffer()
+        try:
+            self._file.write(view)
+            return hashlib.sha256(view).hexdigest(), len(view)
+        finally:
+            view.release()
 
 
 def verify_members(
@@ -637,12 +645,17 @@ class PackageOperation:
             with open(tmp, "xb") as f:
                 spool = _Spool(f)
                 writer.write(spool)  # type: ignore[arg-type]  # the file methods zipfile uses
-                spool.finish()
+                known = spool.finish()
                 self.store._crash_point("temp_written")
                 f.flush()
+                # a large file is hashed in the background while it is fsynced
+                hashing = None if known else background_pool().submit(_file_sha256, tmp)
                 os.fsync(f.fileno())
             self.store._crash_point("temp_fsynced")
-            return self._link_and_index(tmp, manifest)
+            if known is None:
+                assert hashing is not None
+                known = hashing.result()
+            return self._link_and_index(tmp, manifest, known)
         finally:
             tmp.unlink(missing_ok=True)
 
@@ -659,20 +672,23 @@ class PackageOperation:
                 f.flush()
                 os.fsync(f.fileno())
             self.store._crash_point("temp_fsynced")
-            generation, reader = self._link_and_index(tmp, manifest)
+            generation, reader = self._link_and_index(tmp, manifest, _file_sha256(tmp))
             reader.close()
             return generation
         finally:
             tmp.unlink(missing_ok=True)
 
     def _link_and_index(
-        self, tmp: Path, manifest: Manifest
+        self,
+        tmp: Path,
+        manifest: Manifest,
+        digest: tuple[str, int],
     ) -> tuple[PackageGeneration, PackageReader]:
         """Validate the written file, link it as its generation, fsync the folder, index
         it. Returns the validating reader, still open (same file: the link keeps it)."""
         reader = PackageReader(tmp, limits=self.store.limits)
         try:
-            generation = self._link_validated(tmp, manifest, reader)
+            generation = self._link_validated(tmp, manifest, reader, digest)
         except BaseException:
             reader.close()
             raise
@@ -680,7 +696,11 @@ class PackageOperation:
         return generation, reader
 
     def _link_validated(
-        self, tmp: Path, manifest: Manifest, reader: PackageReader
+        self,
+        tmp: Path,
+        manifest: Manifest,
+        reader: PackageReader,
+        digest: tuple[str, int],
     ) -> PackageGeneration:
         store = self.store
         written = reader.require_manifest()
@@ -688,7 +708,7 @@ class PackageOperation:
             raise PackageError(
                 "written manifest differs from the intended one", code="package.corrupt"
             )
-        sha, size = _file_sha256(tmp)
+        sha, size = digest  # of the written bytes
         folder = tmp.parent
         final = folder / generation_file_name(manifest.package_generation)
         try:
