@@ -4,6 +4,9 @@
    ``zipfile`` read of the same member plus ``json.loads`` in the same run (target <= 3x).
    Reported twice: the whole build (parse, records, canonical JSON, hash, publication of
    a new generation with fsync) and the in-memory part alone (build_canonical_case).
+   Three intakes: many short synthetic records, a few records with long logs, and the
+   texts of the real public bug threads in REAL_DATA_DIR (or ../shared/data) repeated to
+   8 MiB (skipped, with a message, when that folder is absent).
    Baseline and build run interleaved; the figures are medians of REPEATS runs.
 2. Memory: tracemalloc peak of CaseBuilder.build on a ~50 MiB package with large
    attachments, against its largest member (target <= 2x).
@@ -88,6 +91,58 @@ def make_intake(target_bytes: int) -> bytes:
         size += len(text) + 80
         i += 1
     return json.dumps(intake).encode()
+
+
+def real_data_dir() -> Path | None:
+    """``REAL_DATA_DIR`` or ``<repo>/../shared/data`` (as the tests find it)."""
+    folder = Path(
+        os.environ.get("REAL_DATA_DIR")
+        or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    )
+    return folder if (folder / "bug_reports").is_dir() else None
+
+
+def make_real_intake(target_bytes: int) -> bytes | None:
+    """The texts of the real public bug threads in the data folder (GitHub issue bodies
+    and comments, Bugzilla comments), in file order and repeated until the intake holds
+    ``target_bytes``: real lengths, code blocks, logs, links and hedges. Read at run
+    time; nothing of it is stored in the repository."""
+    folder = real_data_dir()
+    if folder is None:
+        return None
+    texts: list[dict[str, str]] = []
+    for path in sorted((folder / "bug_reports").rglob("*.json*")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(item, dict):
+                continue
+            if isinstance(item.get("body"), str):  # a GitHub issue
+                texts.append({"text": item["body"], "author": "reporter"})
+            comments_of = item.get("comments")
+            for comment in comments_of if isinstance(comments_of, list) else []:
+                if isinstance(comment, dict):
+                    body = comment.get("body", comment.get("text"))
+                    if isinstance(body, str):
+                        texts.append({"text": body, "author": "commenter"})
+    comments: list[dict[str, str]] = []
+    size = 0
+    while texts and size < target_bytes:
+        for entry in texts:
+            comments.append(entry)
+            size += len(entry["text"]) + 40
+            if size >= target_bytes:
+                break
+    return json.dumps(
+        {
+            "intake_format": "viano-intake/1",
+            "case_id": "bench-case",
+            "title": "A long thread of real bug-report texts",
+            "comments": comments,
+        }
+    ).encode()
 
 
 def write_package(path: Path, files: dict[str, bytes], stored: set[str]) -> None:
@@ -195,6 +250,13 @@ def main() -> None:
         t0 = time.perf_counter()
         bench_time(tmp, make_intake(8 * MiB), "many short records")
         bench_time(tmp, make_log_intake(8 * MiB), "few records with long logs")
+        real = make_real_intake(8 * MiB)
+        if real is None:
+            print(
+                "real bug-thread texts: skipped (no bug_reports in REAL_DATA_DIR or ../shared/data)"
+            )
+        else:
+            bench_time(tmp, real, "real bug-thread texts, repeated")
         bench_memory(tmp)
         from viano_bug_analysis.packages.reader import fast_zlib
 
