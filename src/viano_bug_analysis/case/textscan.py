@@ -62,3 +62,14 @@ class LiteralScan:
             if text.isascii() or _TAKES_TEXT.isinstance_python(text):
                 return False
         return any(lit in text for lit in self.literals)
+
+
+def may_search(validator: SchemaValidator, text: str) -> bool:
+    """False only when the Rust pattern of ``validator`` (from :func:`rust_search`)
+    matches nowhere in ``text``: true when it matches, and when the engine cannot read
+    ``text`` (lone surrogates). For a pattern made of ASCII literals and ASCII ranges
+    such as ``[A-Z]`` (no ``\\w``, ``\\d``, ``\\s``, ``\\b``, case folding), which match
+    the same characters in Rust and in ``re``, false means ``re`` finds nothing either."""
+    return validator.isinstance_python(text) or (
+        not text.isascii() and not _TAKES_TEXT.isinstance_python(text)
+    )

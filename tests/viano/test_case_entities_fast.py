@@ -1,0 +1,187 @@
+"""The entity rules tried only where they can match give exactly the plain ``finditer``.
+
+``heuristics._extract_entities`` tries each entity pattern only at candidate starts found
+from a literal; ``_extract_entities_reference`` runs each pattern over the whole text. They
+are compared on generated text (the characters each rule turns on, Unicode digits,
+spaces and letters, lone surrogates) and on every text of the real public bug reports,
+and the candidate starts are checked to hold every start ``finditer`` reports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from viano_bug_analysis.case import heuristics as h
+from viano_bug_analysis.case.textscan import may_search
+
+BITS = (
+    *("E", "EA", "EABC", "ECONNRESET", "ERR_X", "ERR_", "NS_ERROR_FOO", "HTTP 404", "HTTP 5"),
+    *("Error", "Exception", "TypeError", "NullPointerException", "FooErrorBar", "EABError"),
+    *("GET", "GET ", "POST\t", "PATCH", "HEAD", "OPTIONS ", "DELETE", "/api/x", "/"),
+    *("https://ex.com/a.js", "http://x", "://"),
+    *("@", "@scope/pkg", "react@17.0.2", "a@v1.2", "@1.2.3", "x@y@1.2.3", "pkg@1.2-rc.1"),
+    *("node", "Node", "node.js", "npm", "python", "go", "rustc", "Chrome", "Fo", "v"),
+    *("1", "12", "1.2", "1.2.3", "1.2.3.4.5", ".", "..", "-", "_", ":", "+", "v1.2.3"),
+    *(".js", ".json", ".c", ".cc", ".lock", "a.b", "src/app.tsx", "1.2.js", "console.log"),
+    *(" ", "  ", "\t", "\n", "\u00a0", "\u2003", "\u3000"),
+    *("\u0663", "\u0664", "\uff11", "\u0967", "é", "İ", "ſ", "\u00b2", "\u2160", "\ud800"),
+    *("a", "Z", "x", "word", "(", ")", '"', "'", ",", ";", "[", "]", "#", "=", "~", "\x00"),
+)
+ENTITY_TEXT = st.lists(st.sampled_from(BITS), max_size=24).map("".join)
+CHAR_TEXT = st.text(
+    alphabet=st.sampled_from("aAvEGTPRNSHO.@/-_:+ \t\n0129\u0663\uff11é/rorx"), max_size=40
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(ENTITY_TEXT, CHAR_TEXT))
+@example("Node 1.2 and Chrome/v120.0.1 in python  3.11.2 at foo.Bar-Baz 2.3")
+@example("see x@y@1.2.3, @scope/pkg@v2.0.1-beta.1 and a/b/c/d@1.2")
+@example("EABError NS_ERROR_FAILURE HTTP 404 xHTTP 500 ERR_X_Y EACCES")
+@example("GET /a POST\t/b xGET /c PATCHEAD /d")
+@example("x Abcdefghijklmnopqrstuvwxyz012345 1.2 Abcdefghijklmnopqrstuvwxyz0123456 1.2")
+@example("Abcdefghijklmnopqrstuvwxyz012345/1.2 Abcdefghijklmnopqrstuvwxyz0123456/v1.2")
+@example("1.2.3.4.5 v1.2.3 \u0663.\u0664.\u0665 :1.2.3 a.1.2.3 foo.js.map.json")
+def test_fast_entities_equal_the_reference(text: str) -> None:
+    assert h._extract_entities(text) == h._extract_entities_reference(text)
+    assert h.extract_entities(text) == h.extract_entities_reference(text)
+
+
+def _finditer_starts(pattern: re.Pattern[str], text: str) -> set[int]:
+    """Every position at which ``pattern`` matches (not only those finditer reports)."""
+    return {s for s in range(len(text) + 1) if pattern.match(text, s)}
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.one_of(ENTITY_TEXT, CHAR_TEXT))
+def test_candidate_starts_hold_every_start_where_a_pattern_matches(text: str) -> None:
+    """The premise of ``_matches_at``: each start at which a pattern matches (anywhere,
+    not only where finditer arrives) is a candidate."""
+    back = h._Back(text)
+    dots = h._digit_dots(text)
+    assert dots == [m.start() + 1 for m in re.finditer(r"(?=\d\.\d)", text)]
+    verbs = [m.start() for m in h._VERB_AT.finditer(text)]
+    hints = [m.start() for m in h._FILE_HINT.finditer(text)]
+    errors = [m.start() for m in h._ERROR_AT.finditer(text)]
+    cases: list[tuple[re.Pattern[str], list[int]]] = [
+        (h._HTTP_PATH, verbs),
+        (h._PKG_VERSION, h._pkg_starts(text, back)),
+        (h._NAMED_VERSION, h._named_starts(text, dots, back)),
+        (h._FILE, h._Back(text).run_starts(h._NAME_RUN, hints)),
+        (h._ERROR_CODE, h._Back(text).run_starts(h._LETTER_RUN, errors)),
+    ]
+    for pattern, starts in cases:
+        assert _finditer_starts(pattern, text) <= set(starts), pattern.pattern
+    assert _finditer_starts(h._BARE_VERSION, text) <= set(h._bare_starts(text, dots))
+    for pattern in (h._HTTP_PATH, h._PKG_VERSION, h._NAMED_VERSION, h._FILE, h._ERROR_CODE):
+        starts = sorted(_finditer_starts(pattern, text))
+        assert [m.span() for m in h._matches_at(pattern, text, starts)] == [
+            m.span() for m in pattern.finditer(text)
+        ]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(ENTITY_TEXT, CHAR_TEXT, st.text(max_size=20)))
+def test_rust_prechecks_answer_as_the_patterns(text: str) -> None:
+    found = h._ERROR_AT.search(text) is not None
+    assert may_search(h._ERROR_AT_RUST, text) >= found
+    if "\ud800" not in text:
+        assert may_search(h._ERROR_AT_RUST, text) == found
+    assert h._HTTP_VERB_SCAN.any_in(text) == any(v in text for v in h._HTTP_VERBS)
+    if text.isascii():
+        assert h._DIGIT_DOT_ASCII(text) == bool(h._DIGIT_DOT.search(text))
+        assert h._FILE_HINT_ASCII(text) == bool(h._FILE_HINT.search(text))
+
+
+def test_the_replacements_are_those_of_sub() -> None:
+    text = "a https://x.y/z b http://q c"
+    assert h._replaced(text, list(h._URL.finditer(text))) == h._URL.sub(" ", text)
+    assert h._replaced(text, []) is text
+
+
+# -- every text of the real public bug reports ---------------------------------------------
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _real_texts(folder: Path) -> list[str]:
+    texts: dict[str, None] = {}
+    for path in sorted((folder / "bug_reports").rglob("*.json*")):
+        raw = path.read_text(encoding="utf-8")
+        try:
+            values = [json.loads(raw)]
+        except ValueError:
+            values = []
+            for line in raw.splitlines():
+                try:
+                    values.append(json.loads(line))
+                except ValueError:
+                    continue
+        for value in values:
+            texts.update((s, None) for s in _strings(value) if s)
+    return list(texts)
+
+
+@pytest.fixture(scope="module")
+def real_texts(real_data_dir: Path) -> list[str]:
+    if not (real_data_dir / "bug_reports").is_dir():
+        pytest.skip(f"no bug_reports folder in the real data folder {real_data_dir}")
+    texts = _real_texts(real_data_dir)
+    assert len(texts) > 1000
+    return texts
+
+
+def test_fast_entities_equal_the_reference_on_every_real_text(real_texts: list[str]) -> None:
+    differ = [
+        t[:80] for t in real_texts if h._extract_entities(t) != h._extract_entities_reference(t)
+    ]
+    assert not differ
+    assert sum(1 for t in real_texts if h._extract_entities(t)) > 500  # the rules do fire
+
+
+def test_real_texts_build_the_same_records_with_the_reference_rules(
+    real_texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All real texts as comments of one intake: the same canonical records, byte for
+    byte, with the fast rules and with the reference rules."""
+    from viano_bug_analysis.case.limits import CaseBuilderLimits
+    from viano_bug_analysis.case.records import RecordSet
+    from viano_bug_analysis.intake.native import parse_native
+    from viano_bug_analysis.packages.canonical import canonical_json
+
+    long_texts = [t for t in real_texts if len(t) >= 40][:3000]
+    data = json.dumps(
+        {
+            "intake_format": "viano-intake/1",
+            "title": "Real texts",
+            "comments": [{"text": t, "author": "commenter"} for t in long_texts],
+        }
+    ).encode()
+    limits = CaseBuilderLimits(max_records=1_000_000, max_entities=1_000_000)
+
+    def build() -> bytes:
+        records = RecordSet(limits)
+        records.add_document(parse_native(data, "original/intake.json"))
+        records.finish()
+        return canonical_json(records.records)
+
+    fast = build()
+    monkeypatch.setattr(h, "_extract_entities", h._extract_entities_reference)
+    assert build() == fast
