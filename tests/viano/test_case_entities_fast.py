@@ -156,22 +156,37 @@ def test_fast_entities_equal_the_reference_on_every_real_text(real_texts: list[s
     assert sum(1 for t in real_texts if h._extract_entities(t)) > 500  # the rules do fire
 
 
+def test_fast_sentences_equal_the_reference_on_every_real_text(real_texts: list[str]) -> None:
+    differ = []
+    for text in real_texts:
+        everything = h.sentences_reference(text)
+        if (
+            h.sentences(text) != everything
+            or h.hypothesis_sentences(text)
+            != [s for s in everything if h.is_hypothesis_reference(s[0])]
+            or h.expectation_sentences(text) != [s for s in everything if h.is_expectation(s[0])]
+        ):
+            differ.append(text[:80])
+    assert not differ
+
+
 def test_real_texts_build_the_same_records_with_the_reference_rules(
     real_texts: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """All real texts as comments of one intake: the same canonical records, byte for
-    byte, with the fast rules and with the reference rules."""
+    """All real texts in one intake (observations and comments): the same canonical
+    records, byte for byte, with the fast rules and with the reference rules."""
     from viano_bug_analysis.case.limits import CaseBuilderLimits
     from viano_bug_analysis.case.records import RecordSet
     from viano_bug_analysis.intake.native import parse_native
     from viano_bug_analysis.packages.canonical import canonical_json
 
-    long_texts = [t for t in real_texts if len(t) >= 40][:3000]
+    long_texts = [t for t in real_texts if len(t) >= 40][:4000]
     data = json.dumps(
         {
             "intake_format": "viano-intake/1",
             "title": "Real texts",
-            "comments": [{"text": t, "author": "commenter"} for t in long_texts],
+            "observations": long_texts[:1500],
+            "comments": [{"text": t, "author": "commenter"} for t in long_texts[1500:]],
         }
     ).encode()
     limits = CaseBuilderLimits(max_records=1_000_000, max_entities=1_000_000)
@@ -183,5 +198,6 @@ def test_real_texts_build_the_same_records_with_the_reference_rules(
         return canonical_json(records.records)
 
     fast = build()
-    monkeypatch.setattr(h, "_extract_entities", h._extract_entities_reference)
+    for name in ("_extract_entities", "hinted_sentences", "is_hypothesis", "sentences"):
+        monkeypatch.setattr(h, name, getattr(h, f"{name}_reference"))
     assert build() == fast

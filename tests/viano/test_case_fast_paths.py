@@ -500,3 +500,67 @@ def test_first_sample_lines_from_a_shorter_prefix_are_the_same(
         got = h._first_lines(text)
     lines = [ln for ln in text[: 40 * sample_lines].splitlines() if ln.strip()]
     assert got == lines[:sample_lines]
+
+
+# -- sentences: non-ASCII text, hint offsets, the fence check first -------------------------
+
+SENTENCE_BITS = st.sampled_from(
+    [
+        *("I think", "i THINK", "ı think", "I thınk", "İ think", "my guess", "MY GUESS"),
+        *("the cause", "root cause", "because of", "caused by", "ROOT CAUSE", "becauſe of"),
+        *("seems like", "seem to be", "looks likely", "likely", "suſpect", "I ſuspect"),
+        *("may be due", "could be a", "might be", "maybe", "perhaps", "probably", "possibly"),
+        *("should", "shouldn't", "expected", "I expect", "ſhould", "inſtead of", "KEEP"),
+        *("word", "two words", "Σ", "ς", "é", "ß", "ẞ", "🤔", "_", "x1", "\ud800"),
+        *(" ", ".", "!", "?", "\n", "\r\n", "```\n", "  at foo (a.js:1:2)", "TypeError"),
+    ]
+)
+SENTENCE_TEXT = st.lists(SENTENCE_BITS, max_size=30).map(" ".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(SENTENCE_TEXT, PROSE))
+def test_fast_sentences_equal_the_first_rules(text: str) -> None:
+    everything = h.sentences_reference(text)
+    assert h.sentences(text) == everything
+    for sentence, _, _ in everything:
+        assert h.is_hypothesis(sentence) == h.is_hypothesis_reference(sentence), sentence
+    assert h.sentences(text, h.is_hypothesis) == h.sentences_reference(
+        text, h.is_hypothesis_reference
+    )
+    assert h.hypothesis_sentences(text) == [
+        s for s in everything if h.is_hypothesis_reference(s[0])
+    ]
+    assert h.expectation_sentences(text) == [s for s in everything if h.is_expectation(s[0])]
+    for hints, keep, keep_ref in (
+        (h._HYPOTHESIS_HINTS, h.is_hypothesis, h.is_hypothesis_reference),
+        (h._EXPECTATION_HINTS, h.is_expectation, h.is_expectation),
+    ):
+        for scan in (None, LiteralScan(hints)):
+            assert h.hinted_sentences(text, hints, keep, scan) == h.hinted_sentences_reference(
+                text, hints, keep_ref, scan
+            )
+
+
+def test_hint_offsets_cover_the_hypothesis_hints() -> None:
+    assert set(h._HYPOTHESIS_HINT_OFFSETS) == set(h._HYPOTHESIS_HINTS)
+    for phrase in ("The root cause is x y z", "so the cause is x y", "My theory: a b c d"):
+        assert h.is_hypothesis(phrase) == h.is_hypothesis_reference(phrase) is True
+
+
+def test_folding_matches_what_re_ignorecase_matches_with_ascii_letters() -> None:
+    """Every character that re's IGNORECASE matches with an ASCII letter folds to that
+    letter at the same position (or makes ``folded`` give up), checked over all code
+    points; no other character folds to an ASCII letter or to a sentence end."""
+    letter = re.compile(r"(?i)[a-z' ]")
+    for cp in range(0x80, 0x110000):
+        c = chr(cp)
+        low = h.folded("a" + c)
+        if low is None:
+            continue  # the plain way
+        assert len(low) == 2 and low[0] == "a", hex(cp)
+        if letter.fullmatch(c):
+            assert low[1] in "abcdefghijklmnopqrstuvwxyz", hex(cp)
+            assert re.fullmatch(f"(?i){low[1]}", c), hex(cp)
+        else:
+            assert low[1] not in "abcdefghijklmnopqrstuvwxyz' .!?\n", hex(cp)

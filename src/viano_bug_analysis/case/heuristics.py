@@ -292,7 +292,8 @@ _EXPECTATION = re.compile(
 def sentences(text: str, keep: Callable[[str], bool] | None = None) -> list[tuple[str, int, int]]:
     """(sentence, start, end) for each non-trivial sentence or line of ``text``, leaving
     out fenced code and lines that look like stack-trace frames. ``keep`` (a pure test of
-    the sentence) further selects; it runs before the costlier frame and fence checks."""
+    the sentence) further selects; it runs after the cheaper fence and frame checks
+    (all pure tests: the order does not change the result)."""
     fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
     out: list[tuple[str, int, int]] = []
     for m in _SENTENCE.finditer(text):
@@ -300,7 +301,37 @@ def sentences(text: str, keep: Callable[[str], bool] | None = None) -> list[tupl
     return out
 
 
+def sentences_reference(
+    text: str, keep: Callable[[str], bool] | None = None
+) -> list[tuple[str, int, int]]:
+    """:func:`sentences` as first written: ``keep`` before the frame and fence checks
+    (kept for the tests)."""
+    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
+    out: list[tuple[str, int, int]] = []
+    for m in _SENTENCE.finditer(text):
+        _add_sentence_reference(m, fences, keep, out)
+    return out
+
+
 def _add_sentence(
+    m: re.Match[str],
+    fences: list[tuple[int, int]],
+    keep: Callable[[str], bool] | None,
+    out: list[tuple[str, int, int]],
+) -> None:
+    raw = m.group(0)
+    stripped = raw.strip()
+    if len(stripped) < 8:
+        return
+    start = m.start() + len(raw) - len(raw.lstrip())
+    if fences and any(a <= start < b for a, b in fences):
+        return
+    if _TRACE_LINE.match(stripped) or (keep is not None and not keep(stripped)):
+        return
+    out.append((stripped, start, start + len(stripped)))
+
+
+def _add_sentence_reference(
     m: re.Match[str],
     fences: list[tuple[int, int]],
     keep: Callable[[str], bool] | None,
@@ -326,6 +357,77 @@ def hinted_sentences(
     scan: LiteralScan | None = None,
 ) -> list[tuple[str, int, int]]:
     """``sentences(text, keep)`` where ``keep`` is only ever true for a sentence whose
+    :func:`folded` text holds one of ``hints`` (hints: lower-case ASCII without ``.!?``
+    or newline), as for a sentence in which a case-insensitive ``re`` pattern of ASCII
+    words matches.
+
+    Only the sentences around a hint are looked at: a sentence is a maximal run without
+    ``.!?`` or newline (plus its closing punctuation), so the one holding a hint at ``i``
+    starts just after the last of those before ``i``, and ``_SENTENCE`` matched there is
+    the match ``finditer`` gives. ``folded`` keeps every position (else the text goes the
+    plain way), and it folds the sentences as the whole text. ``scan`` (a LiteralScan of
+    ``hints``) finds the ``.``-separated pieces holding a hint first, so that the hints
+    are searched for in those pieces only (same starts: no hint crosses a dot)."""
+    low = folded(text)
+    if low is None:
+        return sentences(text, keep)
+    starts: set[int] = set()
+    if scan is None:
+        for hint in hints:
+            i = low.find(hint)
+            while i >= 0:
+                starts.add(max(text.rfind(c, 0, i) for c in ".!?\n") + 1)
+                i = low.find(hint, i + 1)
+    else:
+        piece_start = 0
+        holds_hint = scan.any_in_ascii if text.isascii() else scan.any_in
+        for piece in low.split("."):
+            if holds_hint(piece):
+                if "\n" not in piece and "!" not in piece and "?" not in piece:
+                    starts.add(piece_start)  # one sentence: the hint's
+                else:
+                    _hint_starts_in(text, low, hints, piece_start, piece_start + len(piece), starts)
+            piece_start += len(piece) + 1
+    if not starts:
+        return []
+    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
+    out: list[tuple[str, int, int]] = []
+    for start in sorted(starts):
+        m = _SENTENCE.match(text, start)
+        if m is not None:
+            _add_sentence(m, fences, keep, out)
+    return out
+
+
+# Characters other than ASCII letters that re's IGNORECASE matches with an ASCII letter
+# (a test checks every code point): "İ" (lower-cased to two characters, so a text holding
+# it goes the plain way), "K" (lower-cased to "k"), and these two, lower-case already:
+_FOLD_TO_ASCII = (("\u0131", "i"), ("\u017f", "s"))
+
+
+def folded(text: str) -> str | None:
+    """``text.lower()`` with "ı" and "ſ" as "i" and "s", when that keeps every position
+    (else None): a position holds a lower-case ASCII letter exactly where ``text`` holds
+    a character that the letter matches case-insensitively in ``re``."""
+    low = text.lower()
+    if text.isascii():
+        return low
+    if len(low) != len(text):
+        return None  # a character lower-cased to several, such as "İ"
+    for c, ascii_c in _FOLD_TO_ASCII:
+        if c in low:
+            low = low.replace(c, ascii_c)
+    return low
+
+
+def hinted_sentences_reference(
+    text: str,
+    hints: tuple[str, ...],
+    keep: Callable[[str], bool],
+    scan: LiteralScan | None = None,
+) -> list[tuple[str, int, int]]:
+    """:func:`hinted_sentences` as first written (kept for the tests): ``sentences(text,
+    keep)`` where ``keep`` is only ever true for a sentence whose
     lower-cased ASCII text holds one of ``hints`` (hints hold no ``.!?`` or newline).
 
     On ASCII text only the sentences around a hint are looked at: a sentence is a
@@ -335,7 +437,7 @@ def hinted_sentences(
     of ``hints``) finds the ``.``-separated pieces holding a hint first, so that the
     hints are searched for in those pieces only (same starts: no hint crosses a dot)."""
     if not text.isascii():
-        return sentences(text, keep)
+        return sentences_reference(text, keep)
     low = text.lower()
     starts: set[int] = set()
     if scan is None:
@@ -361,7 +463,7 @@ def hinted_sentences(
     for start in sorted(starts):
         m = _SENTENCE.match(text, start)
         if m is not None:
-            _add_sentence(m, fences, keep, out)
+            _add_sentence_reference(m, fences, keep, out)
     return out
 
 
@@ -435,10 +537,68 @@ _WORD = re.compile(r"[^\W_]+")
 
 def is_hypothesis(sentence: str) -> bool:
     """A sentence with a hypothesis hint and at least ``MIN_HYPOTHESIS_WORDS`` words
-    besides the hint itself (a bare "I think", "maybe so" or an emoji is no claim)."""
-    # On ASCII text every match of the pattern, lower-cased, holds one of the hints; the
-    # hint scan is much cheaper than the case-insensitive pattern. Non-ASCII text goes
-    # straight to the pattern (case folding such as "ſ" ~ "s" is the pattern's business).
+    besides the hint itself (a bare "I think", "maybe so" or an emoji is no claim).
+
+    :func:`is_hypothesis_reference` without scanning the whole sentence with the
+    case-insensitive pattern: every match, :func:`folded`, is the lower-case text of an
+    alternative, which holds a hint at a known offset (``_HYPOTHESIS_HINT_OFFSETS``), so
+    the pattern is tried only at those starts (the leftmost success is what ``search``
+    finds); the words are counted only as far as the rule needs."""
+    low = folded(sentence)
+    if low is None:
+        match = _HYPOTHESIS.search(sentence)
+    elif not (
+        _HYPOTHESIS_SCAN.any_in_ascii(low) if low.isascii() else _HYPOTHESIS_SCAN.any_in(low)
+    ):
+        return False
+    else:
+        match = _hypothesis_search(sentence, low)
+    if match is None:
+        return False
+    need = MIN_HYPOTHESIS_WORDS + len(_WORD.findall(match.group(0)))
+    return sum(1 for _ in islice(_WORD.finditer(sentence), need)) == need
+
+
+# For each hint, the offsets at which it begins in the alternatives of _HYPOTHESIS that
+# hold it ("i think": 2, "my guess": 3, "root cause": 5, ...); every alternative holds one.
+_HYPOTHESIS_HINT_OFFSETS: dict[str, tuple[int, ...]] = {
+    "think": (2,),
+    "believe": (2,),
+    "suspect": (0, 2),
+    "guess": (2, 3),
+    "theory": (3,),
+    "maybe": (0,),
+    "perhaps": (0,),
+    "probably": (0,),
+    "possibly": (0,),
+    "might be": (0,),
+    "may be": (0,),
+    "could be": (0,),
+    "seem": (0,),
+    "looks like": (0,),
+    "likely": (0,),
+    "cause": (0, 2, 4, 5),  # caused by, because of, the cause, root cause
+}
+
+
+def _hypothesis_search(sentence: str, low: str) -> re.Match[str] | None:
+    """``_HYPOTHESIS.search(sentence)`` given ``low = folded(sentence)``."""
+    starts: set[int] = set()
+    for hint, offsets in _HYPOTHESIS_HINT_OFFSETS.items():
+        i = low.find(hint)
+        while i >= 0:
+            starts.update(i - off for off in offsets if off <= i)
+            i = low.find(hint, i + 1)
+    match = _HYPOTHESIS.match
+    for start in sorted(starts):
+        m = match(sentence, start)
+        if m is not None:
+            return m
+    return None
+
+
+def is_hypothesis_reference(sentence: str) -> bool:
+    """:func:`is_hypothesis` as first written (kept for the tests)."""
     if sentence.isascii() and not may_hold_hypothesis(sentence):
         return False
     match = _HYPOTHESIS.search(sentence)
