@@ -170,6 +170,21 @@ def test_fast_sentences_equal_the_reference_on_every_real_text(real_texts: list[
     assert not differ
 
 
+def test_fast_unread_rules_equal_the_reference_on_every_real_text(real_texts: list[str]) -> None:
+    differ = []
+    for text in real_texts:
+        runs: list[h.Block] = []
+        runs_ref: list[h.Block] = []
+        h._trace_runs(text, 0, len(text), 1024, 25, runs)
+        h._trace_runs_reference(text, 0, len(text), 1024, 25, runs_ref)
+        if runs != runs_ref or any(
+            h._classify(text[b:e]) != h.classify_reference(text[b:e])
+            for _, _, b, e in h.fenced_blocks(text)
+        ):
+            differ.append(text[:80])
+    assert not differ
+
+
 def test_real_texts_build_the_same_records_with_the_reference_rules(
     real_texts: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -200,4 +215,6 @@ def test_real_texts_build_the_same_records_with_the_reference_rules(
     fast = build()
     for name in ("_extract_entities", "hinted_sentences", "is_hypothesis", "sentences"):
         monkeypatch.setattr(h, name, getattr(h, f"{name}_reference"))
+    monkeypatch.setattr(h, "_trace_runs", h._trace_runs_reference)
+    monkeypatch.setattr(h, "_classify", h.classify_reference)
     assert build() == fast

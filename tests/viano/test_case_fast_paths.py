@@ -298,7 +298,7 @@ def reference_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[h
         covered.append((m.start(), m.end()))
         n_lines = body.count("\n") + 1
         long_enough = len(body.encode("utf-8")) >= min_bytes or n_lines >= min_lines
-        kind = h._classify(body) if long_enough or n_lines >= h.TRACE_MIN_LINES else "code"
+        kind = h.classify_reference(body) if long_enough or n_lines >= h.TRACE_MIN_LINES else "code"
         if long_enough or (kind == "stack_trace" and n_lines >= h.TRACE_MIN_LINES):
             blocks.append(h.Block(m.start(), m.end(), kind, n_lines))
     if "\n" not in text or not (
@@ -312,7 +312,7 @@ def reference_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[h
         pos = b
     segments.append((pos, len(text)))
     for seg_start, seg_end in segments:
-        h._trace_runs(text, seg_start, seg_end, min_bytes, min_lines, blocks)
+        h._trace_runs_reference(text, seg_start, seg_end, min_bytes, min_lines, blocks)
     return sorted(blocks, key=lambda b: b.start)
 
 
@@ -564,3 +564,55 @@ def test_folding_matches_what_re_ignorecase_matches_with_ascii_letters() -> None
             assert re.fullmatch(f"(?i){low[1]}", c), hex(cp)
         else:
             assert low[1] not in "abcdefghijklmnopqrstuvwxyz' .!?\n", hex(cp)
+
+
+# -- unread blocks: Rust necessary conditions of the trace and log line patterns ------------
+
+WEIRD_LINES = st.sampled_from(
+    [
+        *("  at foo (bar.js:1:2)", "\tat x", "at\u00a0x", "at\x1cx", "at\x0bx", "\x1f at y"),
+        *('File "x.py", line 3, in f', "Traceback (most recent call last):", "npm ERR! x"),
+        *("#12 0xdeadbeef f", "#1  0x1", "Caused by: x", "... 12 more", "... \u0663 more"),
+        *("x.js:1", "a.b.py:12:3 z", "x.js:\u0663", "TypeError", "a.b.FooException: z"),
+        *("ERROR worker", "Warning: x", "[info] y", "DEBUG", "fatal", "eRR! z", "ınfo", "İnfo"),
+        *("ſome", "plain words", "", " ", "\u3000", "é", "K"),
+    ]
+)
+BREAKS = st.sampled_from(["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1e", "\x85", "\u2028"])
+WEIRD_TEXT = st.lists(st.tuples(WEIRD_LINES, BREAKS), max_size=40).map(
+    lambda parts: "".join(a + b for a, b in parts)
+)
+
+
+def test_trace_whitespace_class_is_the_ascii_white_space_of_re() -> None:
+    ascii_ws = {c for c in map(chr, range(128)) if re.fullmatch(r"\s", c)}
+    assert ascii_ws == {c for c in map(chr, range(128)) if re.fullmatch(h._TRACE_WS, c)}
+    ascii_breaks = {c for c in map(chr, range(128)) if len(f"a{c}b".splitlines()) == 2}
+    assert ascii_breaks == set("\n\r\x0b\x0c\x1c\x1d\x1e")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(WEIRD_TEXT, st.lists(LINES, max_size=40).map("".join)))
+def test_trace_and_log_prechecks_are_necessary(text: str) -> None:
+    lines = text.splitlines()
+    if text.isascii():
+        hits = [ln for ln in lines if h._TRACE_LINE.match(ln)]
+        for ln in hits:
+            assert h._TRACE_MAY(ln), ln
+        assert h._TRACE_MAY(text) or not hits
+    for ln in lines:
+        low = h.folded(ln)
+        if low is not None and h._LOGISH.search(ln):
+            assert h._LOGISH_SCAN.any_in(low), ln
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(WEIRD_TEXT, st.lists(LINES, max_size=60).map("".join)), st.integers(0, 3))
+def test_fast_trace_runs_and_labels_equal_the_first_rules(text: str, cut: int) -> None:
+    for limits in ((40, 3), (8, 2), (1024, 25)):
+        fast: list[h.Block] = []
+        slow: list[h.Block] = []
+        h._trace_runs(text, cut, len(text), *limits, fast)
+        h._trace_runs_reference(text, cut, len(text), *limits, slow)
+        assert fast == slow
+    assert h._classify(text) == h.classify_reference(text)

@@ -56,34 +56,60 @@ _CLASSIFY_SAMPLE_LINES = 200
 
 def _classify(text: str) -> str:
     """Label a block by its first lines (a label only; the block stays unread):
-    :func:`classify_reference`, each count stopped as soon as its outcome is known."""
+    :func:`classify_reference`, each count stopped as soon as its outcome is known, and
+    asked first of all the sample lines at once, then line by line, with necessary
+    conditions run by the Rust engine (``_TRACE_MAY`` on ASCII lines; the hints of
+    ``_LOGISH`` in the :func:`folded` lines)."""
     lines = _first_lines(text)
     n = len(lines)
     if not n:
         return "code"
+    joined = "\n".join(lines)
+    ascii_lines = joined.isascii()
     need = max(3, -(-n // 3))  # trace >= 3 and trace * 3 >= n
-    trace = 0
-    left = n
-    for ln in lines:
-        left -= 1
-        if _TRACE_LINE.match(ln):
-            trace += 1
-            if trace >= need:
-                return "stack_trace"
-        elif trace + left < need:
-            break
+    if n >= 3 and (not ascii_lines or _TRACE_MAY(joined)):
+        may = _TRACE_MAY if ascii_lines else None
+        trace = 0
+        left = n
+        for ln in lines:
+            left -= 1
+            if (may is None or may(ln)) and _TRACE_LINE.match(ln):
+                trace += 1
+                if trace >= need:
+                    return "stack_trace"
+            elif trace + left < need:
+                break
+    low = folded(joined)
+    if low is None:
+        low_lines = None
+    elif not _LOGISH_SCAN.any_in(low):
+        return "code"  # no line holds a hint
+    else:
+        low_lines = low.split("\n")  # the folded lines (no line holds a line break)
     need = -(-n // 4)  # logish * 4 >= n
     logish = 0
     left = n
-    for ln in lines:
+    for k, ln in enumerate(lines):
         left -= 1
-        if _LOGISH.search(ln):
+        if (low_lines is None or _LOGISH_SCAN.any_in(low_lines[k])) and _LOGISH.search(ln):
             logish += 1
             if logish >= need:
                 return "log"
         elif logish + left < need:
             break
     return "code"
+
+
+# Necessary conditions of _TRACE_LINE on ASCII text, one line or many (a line begins at
+# the start, after "\n", or after another ASCII line break of str.splitlines), where the
+# ASCII white space of re's \s is [\t\n\x0b\x0c\r\x1c-\x1f ] and \d is [0-9]:
+_TRACE_WS = r"[\t\n\x0B\x0C\r\x1C-\x1F ]"
+_TRACE_MAY = rust_search(
+    rf"(?m)(?:^|[\r\x0B\x0C\x1C-\x1E]){_TRACE_WS}*(?:at{_TRACE_WS}|File \"|Traceback \(|npm ERR!"
+    r"|#[0-9]|Caused by:|\.\.\. [0-9])|Error|Exception|\.(?:js|ts|py|java|rs|go|c|cpp):[0-9]"
+).isinstance_python
+# What _LOGISH matches, folded, holds one of these:
+_LOGISH_SCAN = LiteralScan(("error", "warn", "err!", "exception", "fatal", "debug", "info"))
 
 
 _SAMPLE_CHARS = 200 * _CLASSIFY_SAMPLE_LINES
@@ -248,6 +274,39 @@ def _closing_fence(text: str, body_start: int, fence: str) -> tuple[int, int] | 
 def _trace_runs(
     text: str, seg_start: int, seg_end: int, min_bytes: int, min_lines: int, out: list[Block]
 ) -> None:
+    """:func:`_trace_runs_reference`; on ASCII text, ``_TRACE_MAY`` is asked of the whole
+    segment first (no line can be a trace line: no run), then of each line before the
+    pattern."""
+    seg = text[seg_start:seg_end]
+    if not seg.isascii():
+        _trace_runs_reference(text, seg_start, seg_end, min_bytes, min_lines, out)
+        return
+    if not _TRACE_MAY(seg):
+        return
+    may = _TRACE_MAY
+    match = _TRACE_LINE.match
+    pos = seg_start
+    run_start = run_end = -1
+    run_lines = 0
+    for line in seg.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        if may(line) and match(line.rstrip("\r\n")):
+            if run_start < 0:
+                run_start, run_lines = start, 0
+            run_end = pos
+            run_lines += 1
+            continue
+        if run_start >= 0:
+            _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, out)
+            run_start = -1
+    if run_start >= 0:
+        _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, out)
+
+
+def _trace_runs_reference(
+    text: str, seg_start: int, seg_end: int, min_bytes: int, min_lines: int, out: list[Block]
+) -> None:
+    """Runs of stack-trace lines in ``text[seg_start:seg_end]`` (as first written)."""
     pos = seg_start
     run_start = run_end = -1
     run_lines = 0
