@@ -513,6 +513,7 @@ SENTENCE_BITS = st.sampled_from(
         *("should", "shouldn't", "expected", "I expect", "ſhould", "inſtead of", "KEEP"),
         *("word", "two words", "Σ", "ς", "é", "ß", "ẞ", "🤔", "_", "x1", "\ud800"),
         *(" ", ".", "!", "?", "\n", "\r\n", "```\n", "  at foo (a.js:1:2)", "TypeError"),
+        *("-" * 70, "_" * 40, "🤔" * 30),  # long sentences with few words
     ]
 )
 SENTENCE_TEXT = st.lists(SENTENCE_BITS, max_size=30).map(" ".join)
@@ -546,6 +547,12 @@ def test_hint_offsets_cover_the_hypothesis_hints() -> None:
     assert set(h._HYPOTHESIS_HINT_OFFSETS) == set(h._HYPOTHESIS_HINTS)
     for phrase in ("The root cause is x y z", "so the cause is x y", "My theory: a b c d"):
         assert h.is_hypothesis(phrase) == h.is_hypothesis_reference(phrase) is True
+    for padding in ("", "-" * 70, "_" * 70, "\U0001f914" * 70):  # short and long sentences
+        for words in range(5):
+            for hint in ("I think", "maybe", "root cause"):
+                sentence = " ".join([hint, padding, *["word"] * words])
+                assert h.is_hypothesis(sentence) == h.is_hypothesis_reference(sentence)
+                assert h.is_hypothesis(sentence) == (words >= 3)
 
 
 def test_folding_matches_what_re_ignorecase_matches_with_ascii_letters() -> None:

@@ -351,8 +351,8 @@ _EXPECTATION = re.compile(
 def sentences(text: str, keep: Callable[[str], bool] | None = None) -> list[tuple[str, int, int]]:
     """(sentence, start, end) for each non-trivial sentence or line of ``text``, leaving
     out fenced code and lines that look like stack-trace frames. ``keep`` (a pure test of
-    the sentence) further selects; it runs after the cheaper fence and frame checks
-    (all pure tests: the order does not change the result)."""
+    the sentence) further selects; it runs after the cheap fence check and before the
+    frame check (all pure tests: the order does not change the result)."""
     fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
     out: list[tuple[str, int, int]] = []
     for m in _SENTENCE.finditer(text):
@@ -385,7 +385,7 @@ def _add_sentence(
     start = m.start() + len(raw) - len(raw.lstrip())
     if fences and any(a <= start < b for a, b in fences):
         return
-    if _TRACE_LINE.match(stripped) or (keep is not None and not keep(stripped)):
+    if (keep is not None and not keep(stripped)) or _TRACE_LINE.match(stripped):
         return
     out.append((stripped, start, start + len(stripped)))
 
@@ -602,7 +602,8 @@ def is_hypothesis(sentence: str) -> bool:
     case-insensitive pattern: every match, :func:`folded`, is the lower-case text of an
     alternative, which holds a hint at a known offset (``_HYPOTHESIS_HINT_OFFSETS``), so
     the pattern is tried only at those starts (the leftmost success is what ``search``
-    finds); the words are counted only as far as the rule needs."""
+    finds); the words are counted only as far as the rule needs. Short sentences take
+    the plain way after the hint check."""
     low = folded(sentence)
     if low is None:
         match = _HYPOTHESIS.search(sentence)
@@ -610,12 +611,20 @@ def is_hypothesis(sentence: str) -> bool:
         _HYPOTHESIS_SCAN.any_in_ascii(low) if low.isascii() else _HYPOTHESIS_SCAN.any_in(low)
     ):
         return False
+    elif len(sentence) < _SHORT_SENTENCE:
+        match = _HYPOTHESIS.search(sentence)  # cheaper than the hint search when short
     else:
         match = _hypothesis_search(sentence, low)
     if match is None:
         return False
+    if len(sentence) < _SHORT_SENTENCE:
+        words = len(_WORD.findall(sentence)) - len(_WORD.findall(match.group(0)))
+        return words >= MIN_HYPOTHESIS_WORDS
     need = MIN_HYPOTHESIS_WORDS + len(_WORD.findall(match.group(0)))
     return sum(1 for _ in islice(_WORD.finditer(sentence), need)) == need
+
+
+_SHORT_SENTENCE = 64  # characters: below, the pattern over the whole sentence is cheaper
 
 
 # For each hint, the offsets at which it begins in the alternatives of _HYPOTHESIS that
