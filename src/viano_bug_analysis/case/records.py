@@ -122,15 +122,12 @@ class RecordSet:
         same_kind.append(record)
         return record
 
-    def _unread_text(self, text: str, source: Source) -> tuple[str, list[str]]:
-        """Replace long logs/traces/code blocks by placeholders; one X record each."""
-        if not _UNREAD_HINTS.any_in(text):
-            return text, []
-        blocks = h.find_unread_blocks(
-            text, self.limits.unread_block_bytes, self.limits.unread_block_lines
-        )
-        if not blocks:
-            return text, []
+    def _leave_unread(
+        self, text: str, source: Source, blocks: list[h.Block]
+    ) -> tuple[str, list[str]]:
+        """Long logs, traces and code blocks left unread: ``text`` with ``blocks`` (from
+        ``find_unread_blocks``, not empty) replaced by placeholders, one X record each,
+        and the ids of those records."""
         parts: list[str] = []
         ids: list[str] = []
         pos = 0
@@ -199,7 +196,11 @@ class RecordSet:
         """The record of a piece of text (its long blocks left unread) from ``source``
         (made from ``provenance`` when None and needed): ``_add`` inlined, as this runs
         once per piece of text."""
-        if _UNREAD_HINTS.any_in(text):  # else nothing is left unread
+        if _UNREAD_HINTS.any_in(text) and (  # else nothing is left unread
+            blocks := h.find_unread_blocks(
+                text, self.limits.unread_block_bytes, self.limits.unread_block_lines
+            )
+        ):  # a Source is made only when a block is left unread
             if source is None:
                 source = make_source(
                     provenance["member"],
@@ -209,9 +210,8 @@ class RecordSet:
                     provenance["origin"],
                     provenance["role"],
                 )
-            text, unread = self._unread_text(text, source)
-            if unread:
-                fields = {**fields, "unread_refs": unread} if fields else {"unread_refs": unread}
+            text, unread = self._leave_unread(text, source, blocks)
+            fields = {**fields, "unread_refs": unread} if fields else {"unread_refs": unread}
         count = self._count = self._count + 1
         if count > self._max_records:
             self.limits.check("max_records", count)
