@@ -425,8 +425,9 @@ def hinted_sentences(
     starts just after the last of those before ``i``, and ``_SENTENCE`` matched there is
     the match ``finditer`` gives. ``folded`` keeps every position (else the text goes the
     plain way), and it folds the sentences as the whole text. ``scan`` (a LiteralScan of
-    ``hints``) finds the ``.``-separated pieces holding a hint first, so that the hints
-    are searched for in those pieces only (same starts: no hint crosses a dot)."""
+    ``hints``) finds the ``.``-separated pieces holding a hint first, then, in a piece
+    holding ``!?`` or a newline, the pieces between those (same starts: no hint crosses a
+    sentence end)."""
     low = folded(text)
     if low is None:
         return sentences(text, keep)
@@ -444,8 +445,12 @@ def hinted_sentences(
             if holds_hint(piece):
                 if "\n" not in piece and "!" not in piece and "?" not in piece:
                     starts.add(piece_start)  # one sentence: the hint's
-                else:
-                    _hint_starts_in(text, low, hints, piece_start, piece_start + len(piece), starts)
+                else:  # the sentences of the piece that hold a hint
+                    start = piece_start
+                    for sentence in _SENTENCE_END.split(piece):
+                        if holds_hint(sentence):
+                            starts.add(start)
+                        start += len(sentence) + 1
             piece_start += len(piece) + 1
     if not starts:
         return []
@@ -456,6 +461,9 @@ def hinted_sentences(
         if m is not None:
             _add_sentence(m, fences, keep, out)
     return out
+
+
+_SENTENCE_END = re.compile(r"[.!?\n]")
 
 
 # Characters other than ASCII letters that re's IGNORECASE matches with an ASCII letter
