@@ -1,6 +1,6 @@
 """The entity rules tried only where they can match give exactly the plain ``finditer``.
 
-``heuristics._extract_entities`` tries each entity pattern only at candidate starts found
+``entities._extract_entities`` tries each entity pattern only at candidate starts found
 from a literal; ``_extract_entities_reference`` runs each pattern over the whole text. They
 are compared on generated text (the characters each rule turns on, Unicode digits,
 spaces and letters, lone surrogates) and on every text of the real public bug reports,
@@ -19,6 +19,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from viano_bug_analysis.case import entities as ent
 from viano_bug_analysis.case import heuristics as h
 from viano_bug_analysis.case.textscan import may_search
 
@@ -51,8 +52,8 @@ CHAR_TEXT = st.text(
 @example("Abcdefghijklmnopqrstuvwxyz012345/1.2 Abcdefghijklmnopqrstuvwxyz0123456/v1.2")
 @example("1.2.3.4.5 v1.2.3 \u0663.\u0664.\u0665 :1.2.3 a.1.2.3 foo.js.map.json")
 def test_fast_entities_equal_the_reference(text: str) -> None:
-    assert h._extract_entities(text) == h._extract_entities_reference(text)
-    assert h.extract_entities(text) == h.extract_entities_reference(text)
+    assert ent._extract_entities(text) == ent._extract_entities_reference(text)
+    assert ent.extract_entities(text) == ent.extract_entities_reference(text)
 
 
 def _finditer_starts(pattern: re.Pattern[str], text: str) -> set[int]:
@@ -65,25 +66,31 @@ def _finditer_starts(pattern: re.Pattern[str], text: str) -> set[int]:
 def test_candidate_starts_hold_every_start_where_a_pattern_matches(text: str) -> None:
     """The premise of ``_matches_at``: each start at which a pattern matches (anywhere,
     not only where finditer arrives) is a candidate."""
-    back = h._Back(text)
-    dots = h._digit_dots(text)
+    back = ent._Back(text)
+    dots = ent._digit_dots(text)
     assert dots == [m.start() + 1 for m in re.finditer(r"(?=\d\.\d)", text)]
-    verbs = [m.start() for m in h._VERB_AT.finditer(text)]
-    hints = [m.start() for m in h._FILE_HINT.finditer(text)]
-    errors = [m.start() for m in h._ERROR_AT.finditer(text)]
+    verbs = [m.start() for m in ent._VERB_AT.finditer(text)]
+    hints = [m.start() for m in ent._FILE_HINT.finditer(text)]
+    errors = [m.start() for m in ent._ERROR_AT.finditer(text)]
     cases: list[tuple[re.Pattern[str], list[int]]] = [
-        (h._HTTP_PATH, verbs),
-        (h._PKG_VERSION, h._pkg_starts(text, back)),
-        (h._NAMED_VERSION, h._named_starts(text, dots, back)),
-        (h._FILE, h._Back(text).run_starts(h._NAME_RUN, hints)),
-        (h._ERROR_CODE, h._Back(text).run_starts(h._LETTER_RUN, errors)),
+        (ent._HTTP_PATH, verbs),
+        (ent._PKG_VERSION, ent._pkg_starts(text, back)),
+        (ent._NAMED_VERSION, ent._named_starts(text, dots, back)),
+        (ent._FILE, ent._Back(text).run_starts(ent._NAME_RUN, hints)),
+        (ent._ERROR_CODE, ent._Back(text).run_starts(ent._LETTER_RUN, errors)),
     ]
     for pattern, starts in cases:
         assert _finditer_starts(pattern, text) <= set(starts), pattern.pattern
-    assert _finditer_starts(h._BARE_VERSION, text) <= set(h._bare_starts(text, dots))
-    for pattern in (h._HTTP_PATH, h._PKG_VERSION, h._NAMED_VERSION, h._FILE, h._ERROR_CODE):
+    assert _finditer_starts(ent._BARE_VERSION, text) <= set(ent._bare_starts(text, dots))
+    for pattern in (
+        ent._HTTP_PATH,
+        ent._PKG_VERSION,
+        ent._NAMED_VERSION,
+        ent._FILE,
+        ent._ERROR_CODE,
+    ):
         starts = sorted(_finditer_starts(pattern, text))
-        assert [m.span() for m in h._matches_at(pattern, text, starts)] == [
+        assert [m.span() for m in ent._matches_at(pattern, text, starts)] == [
             m.span() for m in pattern.finditer(text)
         ]
 
@@ -91,20 +98,20 @@ def test_candidate_starts_hold_every_start_where_a_pattern_matches(text: str) ->
 @settings(max_examples=500, deadline=None)
 @given(st.one_of(ENTITY_TEXT, CHAR_TEXT, st.text(max_size=20)))
 def test_rust_prechecks_answer_as_the_patterns(text: str) -> None:
-    found = h._ERROR_AT.search(text) is not None
-    assert may_search(h._ERROR_AT_RUST, text) >= found
+    found = ent._ERROR_AT.search(text) is not None
+    assert may_search(ent._ERROR_AT_RUST, text) >= found
     if "\ud800" not in text:
-        assert may_search(h._ERROR_AT_RUST, text) == found
-    assert h._HTTP_VERB_SCAN.any_in(text) == any(v in text for v in h._HTTP_VERBS)
+        assert may_search(ent._ERROR_AT_RUST, text) == found
+    assert ent._HTTP_VERB_SCAN.any_in(text) == any(v in text for v in ent._HTTP_VERBS)
     if text.isascii():
-        assert h._DIGIT_DOT_ASCII(text) == bool(h._DIGIT_DOT.search(text))
-        assert h._FILE_HINT_ASCII(text) == bool(h._FILE_HINT.search(text))
+        assert ent._DIGIT_DOT_ASCII(text) == bool(ent._DIGIT_DOT.search(text))
+        assert ent._FILE_HINT_ASCII(text) == bool(ent._FILE_HINT.search(text))
 
 
 def test_the_replacements_are_those_of_sub() -> None:
     text = "a https://x.y/z b http://q c"
-    assert h._replaced(text, list(h._URL.finditer(text))) == h._URL.sub(" ", text)
-    assert h._replaced(text, []) is text
+    assert ent._replaced(text, list(ent._URL.finditer(text))) == ent._URL.sub(" ", text)
+    assert ent._replaced(text, []) is text
 
 
 # -- every text of the real public bug reports ---------------------------------------------
@@ -150,10 +157,10 @@ def real_texts(real_data_dir: Path) -> list[str]:
 
 def test_fast_entities_equal_the_reference_on_every_real_text(real_texts: list[str]) -> None:
     differ = [
-        t[:80] for t in real_texts if h._extract_entities(t) != h._extract_entities_reference(t)
+        t[:80] for t in real_texts if ent._extract_entities(t) != ent._extract_entities_reference(t)
     ]
     assert not differ
-    assert sum(1 for t in real_texts if h._extract_entities(t)) > 500  # the rules do fire
+    assert sum(1 for t in real_texts if ent._extract_entities(t)) > 500  # the rules do fire
 
 
 def test_fast_sentences_equal_the_reference_on_every_real_text(real_texts: list[str]) -> None:
@@ -213,7 +220,8 @@ def test_real_texts_build_the_same_records_with_the_reference_rules(
         return canonical_json(records.records)
 
     fast = build()
-    for name in ("_extract_entities", "hinted_sentences", "is_hypothesis", "sentences"):
+    monkeypatch.setattr(ent, "_extract_entities", ent._extract_entities_reference)
+    for name in ("hinted_sentences", "is_hypothesis", "sentences"):
         monkeypatch.setattr(h, name, getattr(h, f"{name}_reference"))
     monkeypatch.setattr(h, "_trace_runs", h._trace_runs_reference)
     monkeypatch.setattr(h, "_classify", h.classify_reference)

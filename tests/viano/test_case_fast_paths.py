@@ -16,6 +16,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from viano_bug_analysis.case import entities as ent
 from viano_bug_analysis.case import heuristics as h
 from viano_bug_analysis.case.textscan import LiteralScan
 from viano_bug_analysis.packages.canonical import (
@@ -205,11 +206,13 @@ EXTENSIONS = (
 
 
 def test_entity_precheck_flags_each_kind_alone() -> None:
-    words = [f"name.{ext}" for ext in EXTENSIONS] + [w for w in WORD_LIST if h._extract_entities(w)]
+    words = [f"name.{ext}" for ext in EXTENSIONS] + [
+        w for w in WORD_LIST if ent._extract_entities(w)
+    ]
     for word in words:
         text = f"see {word} now"
-        assert h._extract_entities(text), text
-        assert h.may_hold_entities(text), text
+        assert ent._extract_entities(text), text
+        assert ent.may_hold_entities(text), text
 
 
 ENTITY_BITS = st.sampled_from(
@@ -226,22 +229,22 @@ ENTITY_BITS = st.sampled_from(
 def test_one_pass_entity_precheck_equals_the_first_rule(text: str) -> None:
     """The Rust pass (digit classes, E[A-Z]{3}) answers as the literal scan plus the
     Python pattern did."""
-    assert h.may_hold_entities(text) == h.may_hold_entities_reference(text)
+    assert ent.may_hold_entities(text) == ent.may_hold_entities_reference(text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(PROSE, max_size=150))
 def test_grouped_entity_precheck_equals_each_alone(texts: list[str]) -> None:
-    assert h.may_hold_entities_each(texts) == [h.may_hold_entities(t) for t in texts]
+    assert ent.may_hold_entities_each(texts) == [ent.may_hold_entities(t) for t in texts]
 
 
 @settings(max_examples=400, deadline=None)
 @given(PROSE)
 def test_entity_precheck_never_hides_an_entity(text: str) -> None:
-    found = h._extract_entities(text)
+    found = ent._extract_entities(text)
     if found:
-        assert h.may_hold_entities(text)
-    assert h.extract_entities(text) == found
+        assert ent.may_hold_entities(text)
+    assert ent.extract_entities(text) == found
 
 
 @settings(max_examples=400, deadline=None)

@@ -1,4 +1,4 @@
-"""Publication assembles small generations in memory (``_Spool``) and readers parse small
+"""Publication assembles small generations in memory (``Spool``) and readers parse small
 package files from memory: the bytes and what is read are those of the plain file path."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from viano_helpers import members, write_package
 
 from viano_bug_analysis.packages import PackageReader, PackageWriter
 from viano_bug_analysis.packages import reader as reader_module
-from viano_bug_analysis.packages.store import _Spool
+from viano_bug_analysis.packages.spool import Spool
 
 
 def _writer(base: Path, tmp_path: Path) -> tuple[PackageReader, PackageWriter]:
@@ -36,7 +36,7 @@ def test_spooled_output_is_byte_identical_to_a_plain_file(tmp_path: Path, limit:
         writer.write(plain)
         target = tmp_path / f"spooled-{limit}.zip"
         with open(target, "xb") as f:
-            spool = _Spool(f, limit)
+            spool = Spool(f, limit)
             writer.write(spool)  # type: ignore[arg-type]
             spool.finish()
     assert target.read_bytes() == plain.getvalue()

@@ -25,6 +25,7 @@ from concurrent.futures import Future
 from itertools import compress
 from typing import Any
 
+from viano_bug_analysis.case import entities
 from viano_bug_analysis.case import heuristics as h
 from viano_bug_analysis.case.limits import CaseBuilderLimits
 from viano_bug_analysis.case.textscan import LiteralScan
@@ -499,9 +500,9 @@ class RecordSet:
                 for rec in self._by_kind[prefix]
                 if isinstance(text := rec.get(key), str) and text
             ]
-            may_hold = h.may_hold_entities_each([text for _, text in scanned])
+            may_hold = entities.may_hold_entities_each([text for _, text in scanned])
             for rec, text in compress(scanned, may_hold):
-                for etype, value in h.extract_entities(text):
+                for etype, value in entities.extract_entities(text):
                     self._entity(etype, value, rec["id"], rec["provenance"])
 
     # -- references to members, unread members ---------------------------------------------
@@ -633,7 +634,7 @@ class RecordSet:
             )
         versions: dict[str, dict[str, str]] = {}
         for n in self._by_kind["N"]:
-            if n["entity_type"] == "version" and (key := h.version_key(n["value"])):
+            if n["entity_type"] == "version" and (key := entities.version_key(n["value"])):
                 versions.setdefault(key[0], {})[key[1]] = n["id"]
         for name, seen in sorted(versions.items()):
             if len(seen) >= 2:

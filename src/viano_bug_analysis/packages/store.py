@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import re
@@ -42,13 +41,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
 
 from modelgate.atomicfile import atomic_write, fsync_folder
 from viano_bug_analysis.errors import PackageError, StoreError
 from viano_bug_analysis.packages.format import Manifest, PackageLimits, check_identity
 from viano_bug_analysis.packages.locks import OperationLock
 from viano_bug_analysis.packages.reader import CHUNK, PackageReader
+from viano_bug_analysis.packages.spool import Spool
 from viano_bug_analysis.packages.threads import background_pool
 from viano_bug_analysis.packages.writer import PackageWriter
 
@@ -58,8 +57,6 @@ STORE_VERSION = 1
 PUBLISH_STEPS = ("temp_written", "temp_fsynced", "renamed", "dir_fsynced", "index_updated")
 CRASH_ENV = "VIANO_CRASH_AT"
 CRASH_EXIT_STATUS = 86
-# A generation up to this size is assembled in memory, then written in one call (_Spool)
-SPOOL_BYTES = 1 << 20
 _GEN_RE = re.compile(r"^gen-(\d{6,})\.zip$")
 
 # The index is a cache of the generation files (ADR 0020), so it trades durability for
@@ -116,64 +113,6 @@ def _file_sha256(path: Path) -> tuple[str, int]:
             digest.update(chunk)
             size += len(chunk)
     return digest.hexdigest(), size
-
-
-class _Spool:
-    """The output file for zipfile, kept in memory up to ``limit`` bytes.
-
-    zipfile writes a package in many small writes, tells and seeks (it goes back to
-    finish each member's header); on a file each is a system call that gives up the GIL
-    and waits to take it back while other threads run. A generation of an interpreted
-    case is a few kilobytes, so it is assembled in memory and written with one call;
-    past ``limit`` the bytes so far move to the file, which takes every later call."""
-
-    def __init__(self, file: BinaryIO, limit: int = SPOOL_BYTES) -> None:
-        self._file = file
-        self._memory: io.BytesIO | None = io.BytesIO()
-        self._limit = limit
-
-    def _spill(self) -> None:
-        memory, self._memory = self._memory, None
-        assert memory is not None
-        position = memory.tell()
-        self._file.write(memory.getbuffer())
-        self._file.seek(position)
-
-    def write(self, data: bytes) -> int:
-        memory = self._memory
-        if memory is None:
-            return self._file.write(data)
-        if memory.tell() + len(data) > self._limit:
-            self._spill()
-            return self._file.write(data)
-        return memory.write(data)
-
-    def tell(self) -> int:
-        return self._file.tell() if self._memory is None else self._memory.tell()
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        target = self._file if self._memory is None else self._memory
-        return target.seek(offset, whence)
-
-    def seekable(self) -> bool:
-        return True
-
-    def flush(self) -> None:
-        if self._memory is None:
-            self._file.flush()
-
-    def finish(self) -> tuple[str, int] | None:
-        """Write what is still in memory to the file (once, at the end); then the SHA-256
-        and size of those bytes, or ``None`` when they went to the file earlier."""
-        memory, self._memory = self._memory, None
-        if memory is None:
-            return None
-        view = memory.getbuffer()
-        try:
-            self._file.write(view)
-            return hashlib.sha256(view).hexdigest(), len(view)
-        finally:
-            view.release()
 
 
 def verify_members(
@@ -643,7 +582,7 @@ class PackageOperation:
         tmp = folder / f".tmp-{secrets.token_hex(8)}.zip"
         try:
             with open(tmp, "xb") as f:
-                spool = _Spool(f)
+                spool = Spool(f)
                 writer.write(spool)  # type: ignore[arg-type]  # the file methods zipfile uses
                 known = spool.finish()
                 self.store._crash_point("temp_written")
