@@ -87,12 +87,12 @@ def _orjson_refuse(value: Any) -> Any:
     raise TypeError  # orjson then raises JSONEncodeError and the caller's reference runs
 
 
-def _only_plain_types(obj: Any) -> bool:
+def only_plain_types(obj: Any) -> bool:
     """True if every object reachable from ``obj`` has a type in ``_PLAIN_TYPES``.
 
     Breadth-first over ``gc.get_referents`` (containers report their items; exact ``str``
-    dict keys are not reported, which is fine: they are plain). Only called after orjson
-    has written ``obj``, so the graph is a finite, acyclic tree."""
+    dict keys are not reported, which is fine: they are plain). Call it only after orjson
+    has written ``obj`` (``orjson_candidate``), so the graph is a finite, acyclic tree."""
     if type(obj) not in _PLAIN_TYPES:
         return False
     level: list[Any] = [obj]
@@ -103,18 +103,25 @@ def _only_plain_types(obj: Any) -> bool:
     return True
 
 
-def plain_json(obj: Any, *, indent: bool = False) -> bytes | None:
-    """The canonical bytes of ``obj`` (``indent``: two-space indented, with a final newline)
-    when it is made only of plain types, else ``None``: the caller then uses its
-    reference encoder."""
+def orjson_candidate(obj: Any, *, indent: bool = False) -> bytes | None:
+    """orjson's bytes of ``obj`` (``indent``: two-space indented, final newline), or
+    ``None`` when orjson refuses it. They are the canonical bytes only if
+    :func:`only_plain_types` holds; :func:`plain_json` asks both."""
     options = _ORJSON_OPTIONS
     if indent:
         options |= orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
     try:
-        data = orjson.dumps(obj, default=_orjson_refuse, option=options)
+        return orjson.dumps(obj, default=_orjson_refuse, option=options)
     except orjson.JSONEncodeError:
         return None
-    return data if _only_plain_types(obj) else None
+
+
+def plain_json(obj: Any, *, indent: bool = False) -> bytes | None:
+    """The canonical bytes of ``obj`` (``indent``: two-space indented, with a final newline)
+    when it is made only of plain types, else ``None``: the caller then uses its
+    reference encoder."""
+    data = orjson_candidate(obj, indent=indent)
+    return data if data is not None and only_plain_types(obj) else None
 
 
 def canonical_json(obj: Any) -> bytes:

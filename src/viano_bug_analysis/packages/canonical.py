@@ -15,46 +15,18 @@ is code-point order). Anything else (floats, whose text orjson writes differentl
 subclasses, big integers, unsupported types, lone surrogates, cycles) takes the
 ``json.dumps`` path, which is the reference and raises the reference errors. The type
 check walks the object graph in C (``gc.get_referents``) after orjson has succeeded, so
-it only ever sees a finite, acyclic tree of plain containers.
+it only ever sees a finite, acyclic tree of plain containers. The fast path and its guard
+are modelgate's (``modelgate.fingerprint.plain_json``), the same for every fingerprint.
 """
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from typing import Any
 
-import orjson
-
+from modelgate.fingerprint import only_plain_types, orjson_candidate, plain_json
 from viano_bug_analysis.packages.threads import background_pool
-
-_PLAIN_TYPES = frozenset({dict, list, tuple, str, int, bool, type(None)})
-_ORJSON_OPTIONS = (
-    orjson.OPT_SORT_KEYS
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-)
-
-
-def _refuse(obj: Any) -> Any:
-    raise TypeError  # orjson then raises JSONEncodeError and the reference path runs
-
-
-def _only_plain_types(obj: Any) -> bool:
-    """True if every object reachable from ``obj`` has a type in ``_PLAIN_TYPES``.
-
-    Breadth-first over ``gc.get_referents`` (containers report their items; dict keys of
-    exact ``str`` are not reported, which is fine: they are plain)."""
-    if type(obj) not in _PLAIN_TYPES:
-        return False
-    level: list[Any] = [obj]
-    while level:
-        level = gc.get_referents(*level)
-        if not _PLAIN_TYPES.issuperset(map(type, level)):
-            return False
-    return True
 
 
 def _reference_json(obj: Any) -> bytes:
@@ -65,44 +37,32 @@ def _reference_json(obj: Any) -> bytes:
 
 def canonical_json(obj: Any) -> bytes:
     """Deterministic UTF-8 bytes of ``obj`` (sorted keys, compact separators)."""
-    try:
-        data = orjson.dumps(obj, default=_refuse, option=_ORJSON_OPTIONS)
-    except orjson.JSONEncodeError:
-        return _reference_json(obj)
-    if not _only_plain_types(obj):
-        return _reference_json(obj)
-    return data
+    data = plain_json(obj)
+    return _reference_json(obj) if data is None else data
 
 
 def canonical_json_sha256(obj: Any) -> tuple[bytes, str]:
     """``(canonical_json(obj), sha256_hex of those bytes)``. The hash of orjson's bytes
     runs in the background pool (hashlib releases the GIL) while the type walk decides
     whether those bytes stand; if not, the reference bytes are hashed here."""
-    try:
-        data = orjson.dumps(obj, default=_refuse, option=_ORJSON_OPTIONS)
-    except orjson.JSONEncodeError:
+    data = orjson_candidate(obj)
+    if data is None:
         data = _reference_json(obj)
         return data, sha256_hex(data)
     digest = background_pool().submit(sha256_hex, data)
-    if not _only_plain_types(obj):
+    if not only_plain_types(obj):
         data = _reference_json(obj)
         return data, sha256_hex(data)
     return data, digest.result()
 
 
-_READABLE_OPTIONS = _ORJSON_OPTIONS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
-
-
 def readable_json(obj: Any) -> bytes:
     """The bytes of ``json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False)``
     plus a final newline, as UTF-8 (the manifest's form). orjson writes the same bytes
-    for the plain types above (the standard encoder with ``indent`` runs in pure Python);
-    anything else takes the reference path, as in :func:`canonical_json`."""
-    try:
-        data = orjson.dumps(obj, default=_refuse, option=_READABLE_OPTIONS)
-    except orjson.JSONEncodeError:
-        data = b""
-    if data and _only_plain_types(obj):
+    for plain types (the standard encoder with ``indent`` runs in pure Python); anything
+    else takes the reference path, as in :func:`canonical_json`."""
+    data = plain_json(obj, indent=True)
+    if data is not None:
         return data
     text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False)
     return (text + "\n").encode("utf-8")
