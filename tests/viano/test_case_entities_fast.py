@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import case_rules_reference as ref
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -52,8 +53,8 @@ CHAR_TEXT = st.text(
 @example("Abcdefghijklmnopqrstuvwxyz012345/1.2 Abcdefghijklmnopqrstuvwxyz0123456/v1.2")
 @example("1.2.3.4.5 v1.2.3 \u0663.\u0664.\u0665 :1.2.3 a.1.2.3 foo.js.map.json")
 def test_fast_entities_equal_the_reference(text: str) -> None:
-    assert ent._extract_entities(text) == ent._extract_entities_reference(text)
-    assert ent.extract_entities(text) == ent.extract_entities_reference(text)
+    assert ent._extract_entities(text) == ref._extract_entities_reference(text)
+    assert ent.extract_entities(text) == ref.extract_entities_reference(text)
 
 
 def _finditer_starts(pattern: re.Pattern[str], text: str) -> set[int]:
@@ -157,7 +158,7 @@ def real_texts(real_data_dir: Path) -> list[str]:
 
 def test_fast_entities_equal_the_reference_on_every_real_text(real_texts: list[str]) -> None:
     differ = [
-        t[:80] for t in real_texts if ent._extract_entities(t) != ent._extract_entities_reference(t)
+        t[:80] for t in real_texts if ent._extract_entities(t) != ref._extract_entities_reference(t)
     ]
     assert not differ
     assert sum(1 for t in real_texts if ent._extract_entities(t)) > 500  # the rules do fire
@@ -166,11 +167,11 @@ def test_fast_entities_equal_the_reference_on_every_real_text(real_texts: list[s
 def test_fast_sentences_equal_the_reference_on_every_real_text(real_texts: list[str]) -> None:
     differ = []
     for text in real_texts:
-        everything = h.sentences_reference(text)
+        everything = ref.sentences_reference(text)
         if (
             h.sentences(text) != everything
             or h.hypothesis_sentences(text)
-            != [s for s in everything if h.is_hypothesis_reference(s[0])]
+            != [s for s in everything if ref.is_hypothesis_reference(s[0])]
             or h.expectation_sentences(text) != [s for s in everything if h.is_expectation(s[0])]
         ):
             differ.append(text[:80])
@@ -183,9 +184,9 @@ def test_fast_unread_rules_equal_the_reference_on_every_real_text(real_texts: li
         runs: list[h.Block] = []
         runs_ref: list[h.Block] = []
         h._trace_runs(text, 0, len(text), 1024, 25, runs)
-        h._trace_runs_reference(text, 0, len(text), 1024, 25, runs_ref)
+        h._trace_runs_plain(text, 0, len(text), 1024, 25, runs_ref)
         if runs != runs_ref or any(
-            h._classify(text[b:e]) != h.classify_reference(text[b:e])
+            h._classify(text[b:e]) != ref.classify_reference(text[b:e])
             for _, _, b, e in h.fenced_blocks(text)
         ):
             differ.append(text[:80])
@@ -220,9 +221,9 @@ def test_real_texts_build_the_same_records_with_the_reference_rules(
         return canonical_json(records.records)
 
     fast = build()
-    monkeypatch.setattr(ent, "_extract_entities", ent._extract_entities_reference)
+    monkeypatch.setattr(ent, "_extract_entities", ref._extract_entities_reference)
     for name in ("hinted_sentences", "is_hypothesis", "sentences"):
-        monkeypatch.setattr(h, name, getattr(h, f"{name}_reference"))
-    monkeypatch.setattr(h, "_trace_runs", h._trace_runs_reference)
-    monkeypatch.setattr(h, "_classify", h.classify_reference)
+        monkeypatch.setattr(h, name, getattr(ref, f"{name}_reference"))
+    monkeypatch.setattr(h, "_trace_runs", h._trace_runs_plain)
+    monkeypatch.setattr(h, "_classify", ref.classify_reference)
     assert build() == fast

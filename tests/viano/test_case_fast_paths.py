@@ -13,6 +13,7 @@ import math
 import re
 from typing import Any
 
+import case_rules_reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -229,7 +230,7 @@ ENTITY_BITS = st.sampled_from(
 def test_one_pass_entity_precheck_equals_the_first_rule(text: str) -> None:
     """The Rust pass (digit classes, E[A-Z]{3}) answers as the literal scan plus the
     Python pattern did."""
-    assert ent.may_hold_entities(text) == ent.may_hold_entities_reference(text)
+    assert ent.may_hold_entities(text) == ref.may_hold_entities_reference(text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -301,7 +302,8 @@ def reference_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[h
         covered.append((m.start(), m.end()))
         n_lines = body.count("\n") + 1
         long_enough = len(body.encode("utf-8")) >= min_bytes or n_lines >= min_lines
-        kind = h.classify_reference(body) if long_enough or n_lines >= h.TRACE_MIN_LINES else "code"
+        labelled = long_enough or n_lines >= h.TRACE_MIN_LINES
+        kind = ref.classify_reference(body) if labelled else "code"
         if long_enough or (kind == "stack_trace" and n_lines >= h.TRACE_MIN_LINES):
             blocks.append(h.Block(m.start(), m.end(), kind, n_lines))
     if "\n" not in text or not (
@@ -315,7 +317,7 @@ def reference_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[h
         pos = b
     segments.append((pos, len(text)))
     for seg_start, seg_end in segments:
-        h._trace_runs_reference(text, seg_start, seg_end, min_bytes, min_lines, blocks)
+        h._trace_runs_plain(text, seg_start, seg_end, min_bytes, min_lines, blocks)
     return sorted(blocks, key=lambda b: b.start)
 
 
@@ -346,7 +348,7 @@ def test_unread_blocks_equal_the_first_rule(text: str, limits: tuple[int, int]) 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(LINES, max_size=260).map("".join))
 def test_block_label_with_early_stops_equals_the_first_rule(text: str) -> None:
-    assert h._classify(text) == h.classify_reference(text)
+    assert h._classify(text) == ref.classify_reference(text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -525,23 +527,23 @@ SENTENCE_TEXT = st.lists(SENTENCE_BITS, max_size=30).map(" ".join)
 @settings(max_examples=600, deadline=None)
 @given(st.one_of(SENTENCE_TEXT, PROSE))
 def test_fast_sentences_equal_the_first_rules(text: str) -> None:
-    everything = h.sentences_reference(text)
+    everything = ref.sentences_reference(text)
     assert h.sentences(text) == everything
     for sentence, _, _ in everything:
-        assert h.is_hypothesis(sentence) == h.is_hypothesis_reference(sentence), sentence
-    assert h.sentences(text, h.is_hypothesis) == h.sentences_reference(
-        text, h.is_hypothesis_reference
+        assert h.is_hypothesis(sentence) == ref.is_hypothesis_reference(sentence), sentence
+    assert h.sentences(text, h.is_hypothesis) == ref.sentences_reference(
+        text, ref.is_hypothesis_reference
     )
     assert h.hypothesis_sentences(text) == [
-        s for s in everything if h.is_hypothesis_reference(s[0])
+        s for s in everything if ref.is_hypothesis_reference(s[0])
     ]
     assert h.expectation_sentences(text) == [s for s in everything if h.is_expectation(s[0])]
     for hints, keep, keep_ref in (
-        (h._HYPOTHESIS_HINTS, h.is_hypothesis, h.is_hypothesis_reference),
+        (h._HYPOTHESIS_HINTS, h.is_hypothesis, ref.is_hypothesis_reference),
         (h._EXPECTATION_HINTS, h.is_expectation, h.is_expectation),
     ):
         for scan in (None, LiteralScan(hints)):
-            assert h.hinted_sentences(text, hints, keep, scan) == h.hinted_sentences_reference(
+            assert h.hinted_sentences(text, hints, keep, scan) == ref.hinted_sentences_reference(
                 text, hints, keep_ref, scan
             )
 
@@ -549,12 +551,12 @@ def test_fast_sentences_equal_the_first_rules(text: str) -> None:
 def test_hint_offsets_cover_the_hypothesis_hints() -> None:
     assert set(h._HYPOTHESIS_HINT_OFFSETS) == set(h._HYPOTHESIS_HINTS)
     for phrase in ("The root cause is x y z", "so the cause is x y", "My theory: a b c d"):
-        assert h.is_hypothesis(phrase) == h.is_hypothesis_reference(phrase) is True
+        assert h.is_hypothesis(phrase) == ref.is_hypothesis_reference(phrase) is True
     for padding in ("", "-" * 70, "_" * 70, "\U0001f914" * 70):  # short and long sentences
         for words in range(5):
             for hint in ("I think", "maybe", "root cause"):
                 sentence = " ".join([hint, padding, *["word"] * words])
-                assert h.is_hypothesis(sentence) == h.is_hypothesis_reference(sentence)
+                assert h.is_hypothesis(sentence) == ref.is_hypothesis_reference(sentence)
                 assert h.is_hypothesis(sentence) == (words >= 3)
 
 
@@ -623,6 +625,6 @@ def test_fast_trace_runs_and_labels_equal_the_first_rules(text: str, cut: int) -
         fast: list[h.Block] = []
         slow: list[h.Block] = []
         h._trace_runs(text, cut, len(text), *limits, fast)
-        h._trace_runs_reference(text, cut, len(text), *limits, slow)
+        h._trace_runs_plain(text, cut, len(text), *limits, slow)
         assert fast == slow
-    assert h._classify(text) == h.classify_reference(text)
+    assert h._classify(text) == ref.classify_reference(text)

@@ -2,7 +2,8 @@
 
 Simple, documented pattern rules (docs/viano.md lists them), split from heuristics.py.
 Each pattern is tried only where it can start (candidate starts found from a literal);
-``_extract_entities_reference`` keeps the first rules, and the tests compare the two.
+the rules as first written, each pattern run over the whole text, are kept in
+``tests/viano/case_rules_reference.py``, and the tests compare the two.
 """
 
 from __future__ import annotations
@@ -54,13 +55,12 @@ _FILE_STOP = {
     "bun.js",
 }
 _HTTP_VERBS = ("GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "HEAD ", "OPTIONS ")
-_DIGIT_DOT = re.compile(r"\d\.\d")
 _FILE_HINT = re.compile(
     r"\.(?:jsx?|tsx?|mjs|cjs|json|py|rb|go|rs|java|kt|c|cc|cpp|h|hpp|cs|css|scss|less|html?"
     r"|vue|svelte|ya?ml|toml|lock|sh|xml|gradle|php|swift|sql|ini|cfg|conf|log)\b"
 )
+_DIGIT_DOT = re.compile(r"\d\.\d")
 _ERROR_HINTS = ("Error", "Exception", "ERR_", "HTTP 4", "HTTP 5")
-_ERROR_E_HINT = re.compile(r"E[A-Z]{3}")
 # Literals at least one of which occurs in ASCII text whenever one of the checks in
 # extract_entities can succeed: "://", the HTTP verbs and error hints, every ASCII
 # digit-dot-digit, and a dot before the first letters of each file extension.
@@ -73,10 +73,9 @@ _ENTITY_LITERALS = (
     *(".less", ".vue", ".svelte", ".yml", ".yaml", ".toml", ".lock", ".sh", ".xml"),
     *(".scss", ".gradle", ".php", ".swift", ".sql", ".ini", ".log"),
 )
-_ENTITY_SCAN = LiteralScan(_ENTITY_LITERALS)
 # The whole pre-check of ASCII text in one Rust pass: the literals, the 100 digit-dot-digit
 # literals written as one class (scanned several times faster than 100 alternatives), and
-# _ERROR_E_HINT (the same ASCII classes in both engines).
+# ``E[A-Z]{3}`` (the same ASCII classes in both engines).
 _ENTITY_ASCII_SCAN = rust_search(
     "|".join(literal_pattern(x) for x in _ENTITY_LITERALS if not _DIGIT_DOT.fullmatch(x))
     + r"|[0-9]\.[0-9]|E[A-Z]{3}"
@@ -89,13 +88,6 @@ def may_hold_entities(text: str) -> bool:
     if not text.isascii():
         return True  # Unicode digits and case rules: the exact checks decide
     return _ENTITY_ASCII_SCAN.isinstance_python(text)
-
-
-def may_hold_entities_reference(text: str) -> bool:
-    """:func:`may_hold_entities` as first written (kept for the tests)."""
-    if not text.isascii():
-        return True
-    return _ENTITY_SCAN.any_in(text) or _ERROR_E_HINT.search(text) is not None
 
 
 _ERROR_CODE_STOP = {"EACH", "ELSE", "EDIT", "EVEN", "EVER", "EXIT", "ETC", "EVERY", "EXACT"}
@@ -124,13 +116,10 @@ def extract_entities(text: str) -> list[tuple[str, str]]:
     return _extract_entities(text) if may_hold_entities(text) else []
 
 
-def extract_entities_reference(text: str) -> list[tuple[str, str]]:
-    """:func:`extract_entities` with the entity rules as first written (for the tests)."""
-    return _extract_entities_reference(text) if may_hold_entities(text) else []
-
-
 def _extract_entities(text: str) -> list[tuple[str, str]]:
-    """:func:`_extract_entities_reference`, each pattern tried only where it can match.
+    """The entity rules (``_extract_entities_reference`` in the tests runs each
+    pattern's ``finditer`` over the whole text), each pattern tried only where it can
+    match.
 
     ``finditer`` over a whole text is the leftmost non-overlapping sequence of
     ``pattern.match(text, s)`` successes; a match at ``s`` does not depend on where the
@@ -360,46 +349,6 @@ def _bare_starts(text: str, dots: list[int]) -> list[int]:
             continue
         starts.append(q - 1 if q and text[q - 1] == "v" else q)
     return starts
-
-
-def _extract_entities_reference(text: str) -> list[tuple[str, str]]:
-    """The entity rules as first written: each pattern's ``finditer`` over the whole
-    text (kept for the tests; :func:`_extract_entities` gives the same list)."""
-    found: list[tuple[str, str]] = []
-    no_urls = text
-    if "://" in text:
-        for m in _URL.finditer(text):
-            found.append(("endpoint", m.group(0).rstrip(".,;:!?")))
-        no_urls = _URL.sub(" ", text)
-    if any(verb in no_urls for verb in _HTTP_VERBS):
-        for m in _HTTP_PATH.finditer(no_urls):
-            found.append(("endpoint", m.group(0)))
-    if _DIGIT_DOT.search(no_urls):
-        without_pkg = no_urls
-        if "@" in no_urls:
-            for m in _PKG_VERSION.finditer(no_urls):
-                found.append(("component", m.group("name")))
-                found.append(("version", f"{m.group('name')}@{m.group('ver')}"))
-            without_pkg = _PKG_VERSION.sub(" ", no_urls)
-        named = set()
-        for m in _NAMED_VERSION.finditer(no_urls):
-            found.append(("version", f"{m.group('name')} {m.group('ver')}"))
-            named.add(m.group("ver"))
-        for m in _BARE_VERSION.finditer(without_pkg):
-            if m.group("ver") not in named:
-                found.append(("version", m.group("ver")))
-    if _FILE_HINT.search(no_urls):
-        for m in _FILE.finditer(no_urls):
-            value = m.group("f")
-            if value.lower() not in _FILE_STOP and not re.fullmatch(
-                r"[\d.]+", value.rsplit(".", 1)[0]
-            ):
-                found.append(("file", value))
-    if any(hint in no_urls for hint in _ERROR_HINTS) or _ERROR_E_HINT.search(no_urls):
-        for m in _ERROR_CODE.finditer(no_urls):
-            if m.group("e") not in _ERROR_CODE_STOP:
-                found.append(("error_code", m.group("e")))
-    return found
 
 
 def version_key(entity_value: str) -> tuple[str, str] | None:

@@ -2,7 +2,9 @@
 in ``entities.py``).
 
 These are deliberately simple, documented pattern rules (docs/viano.md lists them). They
-classify supplied text; they never decide anything about a cause.
+classify supplied text; they never decide anything about a cause. Several are written for
+speed; the same rules written plainly (as first written) are kept in
+``tests/viano/case_rules_reference.py``, and the tests compare the two.
 """
 
 from __future__ import annotations
@@ -57,10 +59,10 @@ _CLASSIFY_SAMPLE_LINES = 200
 
 def _classify(text: str) -> str:
     """Label a block by its first lines (a label only; the block stays unread):
-    :func:`classify_reference`, each count stopped as soon as its outcome is known, and
-    asked first of all the sample lines at once, then line by line, with necessary
-    conditions run by the Rust engine (``_TRACE_MAY`` on ASCII lines; the hints of
-    ``_LOGISH`` in the :func:`folded` lines)."""
+    the plain rule (``classify_reference`` in the tests), each count stopped as soon as
+    its outcome is known, and asked first of all the sample lines at once, then line by
+    line, with necessary conditions run by the Rust engine (``_TRACE_MAY`` on ASCII
+    lines; the hints of ``_LOGISH`` in the :func:`folded` lines)."""
     lines = _first_lines(text)
     n = len(lines)
     if not n:
@@ -131,19 +133,6 @@ def _first_lines(text: str) -> list[str]:
             return sample
     lines = text[:_SAMPLE_CHARS].splitlines()
     return list(islice((ln for ln in lines if ln.strip()), _CLASSIFY_SAMPLE_LINES))
-
-
-def classify_reference(text: str) -> str:
-    """The block label as first written (kept for the tests)."""
-    lines = [ln for ln in text[: 200 * _CLASSIFY_SAMPLE_LINES].splitlines() if ln.strip()]
-    lines = lines[:_CLASSIFY_SAMPLE_LINES]
-    if not lines:
-        return "code"
-    trace = sum(1 for ln in lines if _TRACE_LINE.match(ln))
-    if trace >= 3 and trace * 3 >= len(lines):
-        return "stack_trace"
-    logish = sum(1 for ln in lines if _LOGISH.search(ln))
-    return "log" if logish * 4 >= len(lines) else "code"
 
 
 def _find(text: str, needle: str, start: int = 0) -> int:
@@ -275,12 +264,12 @@ def _closing_fence(text: str, body_start: int, fence: str) -> tuple[int, int] | 
 def _trace_runs(
     text: str, seg_start: int, seg_end: int, min_bytes: int, min_lines: int, out: list[Block]
 ) -> None:
-    """:func:`_trace_runs_reference`; on ASCII text, ``_TRACE_MAY`` is asked of the whole
+    """:func:`_trace_runs_plain`; on ASCII text, ``_TRACE_MAY`` is asked of the whole
     segment first (no line can be a trace line: no run), then of each line before the
     pattern."""
     seg = text[seg_start:seg_end]
     if not seg.isascii():
-        _trace_runs_reference(text, seg_start, seg_end, min_bytes, min_lines, out)
+        _trace_runs_plain(text, seg_start, seg_end, min_bytes, min_lines, out)
         return
     if not _TRACE_MAY(seg):
         return
@@ -304,10 +293,11 @@ def _trace_runs(
         _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, out)
 
 
-def _trace_runs_reference(
+def _trace_runs_plain(
     text: str, seg_start: int, seg_end: int, min_bytes: int, min_lines: int, out: list[Block]
 ) -> None:
-    """Runs of stack-trace lines in ``text[seg_start:seg_end]`` (as first written)."""
+    """Runs of stack-trace lines in ``text[seg_start:seg_end]``, line by line (the rule
+    as first written; :func:`_trace_runs` takes it for non-ASCII text)."""
     pos = seg_start
     run_start = run_end = -1
     run_lines = 0
@@ -361,18 +351,6 @@ def sentences(text: str, keep: Callable[[str], bool] | None = None) -> list[tupl
     return out
 
 
-def sentences_reference(
-    text: str, keep: Callable[[str], bool] | None = None
-) -> list[tuple[str, int, int]]:
-    """:func:`sentences` as first written: ``keep`` before the frame and fence checks
-    (kept for the tests)."""
-    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
-    out: list[tuple[str, int, int]] = []
-    for m in _SENTENCE.finditer(text):
-        _add_sentence_reference(m, fences, keep, out)
-    return out
-
-
 def _add_sentence(
     m: re.Match[str],
     fences: list[tuple[int, int]],
@@ -387,25 +365,6 @@ def _add_sentence(
     if fences and any(a <= start < b for a, b in fences):
         return
     if (keep is not None and not keep(stripped)) or _TRACE_LINE.match(stripped):
-        return
-    out.append((stripped, start, start + len(stripped)))
-
-
-def _add_sentence_reference(
-    m: re.Match[str],
-    fences: list[tuple[int, int]],
-    keep: Callable[[str], bool] | None,
-    out: list[tuple[str, int, int]],
-) -> None:
-    raw = m.group(0)
-    stripped = raw.strip()
-    if len(stripped) < 8 or (keep is not None and not keep(stripped)):
-        return
-    if _TRACE_LINE.match(stripped):
-        return
-    lead = len(raw) - len(raw.lstrip())
-    start = m.start() + lead
-    if any(a <= start < b for a, b in fences):
         return
     out.append((stripped, start, start + len(stripped)))
 
@@ -488,67 +447,6 @@ def folded(text: str) -> str | None:
     return low
 
 
-def hinted_sentences_reference(
-    text: str,
-    hints: tuple[str, ...],
-    keep: Callable[[str], bool],
-    scan: LiteralScan | None = None,
-) -> list[tuple[str, int, int]]:
-    """:func:`hinted_sentences` as first written (kept for the tests): ``sentences(text,
-    keep)`` where ``keep`` is only ever true for a sentence whose
-    lower-cased ASCII text holds one of ``hints`` (hints hold no ``.!?`` or newline).
-
-    On ASCII text only the sentences around a hint are looked at: a sentence is a
-    maximal run without ``.!?`` or newline (plus its closing punctuation), so the one
-    holding a hint at ``i`` starts just after the last of those before ``i``, and
-    ``_SENTENCE`` matched there is the match ``finditer`` gives. ``scan`` (a LiteralScan
-    of ``hints``) finds the ``.``-separated pieces holding a hint first, so that the
-    hints are searched for in those pieces only (same starts: no hint crosses a dot)."""
-    if not text.isascii():
-        return sentences_reference(text, keep)
-    low = text.lower()
-    starts: set[int] = set()
-    if scan is None:
-        for hint in hints:
-            i = low.find(hint)
-            while i >= 0:
-                starts.add(max(text.rfind(c, 0, i) for c in ".!?\n") + 1)
-                i = low.find(hint, i + 1)
-    else:
-        piece_start = 0
-        holds_hint = scan.any_in_ascii
-        for piece in low.split("."):
-            if holds_hint(piece):
-                if "\n" not in piece and "!" not in piece and "?" not in piece:
-                    starts.add(piece_start)  # one sentence: the hint's
-                else:
-                    _hint_starts_in(text, low, hints, piece_start, piece_start + len(piece), starts)
-            piece_start += len(piece) + 1
-    if not starts:
-        return []
-    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
-    out: list[tuple[str, int, int]] = []
-    for start in sorted(starts):
-        m = _SENTENCE.match(text, start)
-        if m is not None:
-            _add_sentence_reference(m, fences, keep, out)
-    return out
-
-
-def _hint_starts_in(
-    text: str, low: str, hints: tuple[str, ...], piece_start: int, piece_end: int, starts: set[int]
-) -> None:
-    """Add the sentence start of every hint in ``low[piece_start:piece_end]`` (a piece
-    between dots) to ``starts``."""
-    for hint in hints:
-        i = low.find(hint, piece_start, piece_end)
-        while i >= 0:
-            # the last "." before i ends the previous piece
-            last = max(text.rfind(c, piece_start, i) for c in "!?\n")
-            starts.add(max(last + 1, piece_start))
-            i = low.find(hint, i + 1, piece_end)
-
-
 _HYPOTHESIS_HINTS = (  # "caused by" and "because of" contain "cause": no separate scan
     "think",
     "believe",
@@ -607,12 +505,12 @@ def is_hypothesis(sentence: str) -> bool:
     """A sentence with a hypothesis hint and at least ``MIN_HYPOTHESIS_WORDS`` words
     besides the hint itself (a bare "I think", "maybe so" or an emoji is no claim).
 
-    :func:`is_hypothesis_reference` without scanning the whole sentence with the
-    case-insensitive pattern: every match, :func:`folded`, is the lower-case text of an
-    alternative, which holds a hint at a known offset (``_HYPOTHESIS_HINT_OFFSETS``), so
-    the pattern is tried only at those starts (the leftmost success is what ``search``
-    finds); the words are counted only as far as the rule needs. Short sentences take
-    the plain way after the hint check."""
+    The plain rule (``is_hypothesis_reference`` in the tests) without scanning the whole
+    sentence with the case-insensitive pattern: every match, :func:`folded`, is the
+    lower-case text of an alternative, which holds a hint at a known offset
+    (``_HYPOTHESIS_HINT_OFFSETS``), so the pattern is tried only at those starts (the
+    leftmost success is what ``search`` finds); the words are counted only as far as the
+    rule needs. Short sentences take the plain way after the hint check."""
     low = folded(sentence)
     if low is None:
         match = _HYPOTHESIS.search(sentence)
@@ -672,17 +570,6 @@ def _hypothesis_search(sentence: str, low: str) -> re.Match[str] | None:
         if m is not None:
             return m
     return None
-
-
-def is_hypothesis_reference(sentence: str) -> bool:
-    """:func:`is_hypothesis` as first written (kept for the tests)."""
-    if sentence.isascii() and not may_hold_hypothesis(sentence):
-        return False
-    match = _HYPOTHESIS.search(sentence)
-    if match is None:
-        return False
-    words = len(_WORD.findall(sentence)) - len(_WORD.findall(match.group(0)))
-    return words >= MIN_HYPOTHESIS_WORDS
 
 
 def is_expectation(sentence: str) -> bool:
