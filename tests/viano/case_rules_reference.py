@@ -68,59 +68,9 @@ def hinted_sentences_reference(
     keep: Callable[[str], bool],
     scan: LiteralScan | None = None,
 ) -> list[tuple[str, int, int]]:
-    """:func:`hinted_sentences` as first written (kept for the tests): ``sentences(text,
-    keep)`` where ``keep`` is only ever true for a sentence whose
-    lower-cased ASCII text holds one of ``hints`` (hints hold no ``.!?`` or newline).
-
-    On ASCII text only the sentences around a hint are looked at: a sentence is a
-    maximal run without ``.!?`` or newline (plus its closing punctuation), so the one
-    holding a hint at ``i`` starts just after the last of those before ``i``, and
-    ``_SENTENCE`` matched there is the match ``finditer`` gives. ``scan`` (a LiteralScan
-    of ``hints``) finds the ``.``-separated pieces holding a hint first, so that the
-    hints are searched for in those pieces only (same starts: no hint crosses a dot)."""
-    if not text.isascii():
-        return sentences_reference(text, keep)
-    low = text.lower()
-    starts: set[int] = set()
-    if scan is None:
-        for hint in hints:
-            i = low.find(hint)
-            while i >= 0:
-                starts.add(max(text.rfind(c, 0, i) for c in ".!?\n") + 1)
-                i = low.find(hint, i + 1)
-    else:
-        piece_start = 0
-        holds_hint = scan.any_in_ascii
-        for piece in low.split("."):
-            if holds_hint(piece):
-                if "\n" not in piece and "!" not in piece and "?" not in piece:
-                    starts.add(piece_start)  # one sentence: the hint's
-                else:
-                    _hint_starts_in(text, low, hints, piece_start, piece_start + len(piece), starts)
-            piece_start += len(piece) + 1
-    if not starts:
-        return []
-    fences = [(a, b) for a, b, _, _ in h.fenced_blocks(text)] if h._find(text, "```") >= 0 else []
-    out: list[tuple[str, int, int]] = []
-    for start in sorted(starts):
-        m = h._SENTENCE.match(text, start)
-        if m is not None:
-            _add_sentence_reference(m, fences, keep, out)
-    return out
-
-
-def _hint_starts_in(
-    text: str, low: str, hints: tuple[str, ...], piece_start: int, piece_end: int, starts: set[int]
-) -> None:
-    """Add the sentence start of every hint in ``low[piece_start:piece_end]`` (a piece
-    between dots) to ``starts``."""
-    for hint in hints:
-        i = low.find(hint, piece_start, piece_end)
-        while i >= 0:
-            # the last "." before i ends the previous piece
-            last = max(text.rfind(c, piece_start, i) for c in "!?\n")
-            starts.add(max(last + 1, piece_start))
-            i = low.find(hint, i + 1, piece_end)
+    """What :func:`hinted_sentences` promises: ``sentences(text, keep)`` (``keep`` is
+    only ever true for a sentence holding one of ``hints``; ``scan`` is not needed)."""
+    return sentences_reference(text, keep)
 
 
 def is_hypothesis_reference(sentence: str) -> bool:

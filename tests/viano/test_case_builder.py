@@ -236,3 +236,37 @@ def test_build_streams_large_attachments(store: PackageStore, tmp_path: Path) ->
     (x,) = [r for r in case["records"] if r.get("member") == "original/attachments/core.bin"]
     with PackageReader(store.current("demo-case", "supplied").path) as r:
         assert x["sha256"] == r.sha256("original/attachments/core.bin")
+
+
+def test_dots_inside_urls_versions_and_file_names_do_not_end_a_sentence(
+    store: PackageStore, tmp_path: Path
+) -> None:
+    """A sentence ends at a newline or at ``.!?`` followed by white space or the end, so a
+    hypothesis quoting a link, a version or a file name stays whole, and its T record
+    mentions the same entities as the comment it comes from."""
+    url = "https://example.org/acme/editor/blob/main/src/save.ts#L40"
+    first = f"I think the save in [this line]({url}) drops the draft."
+    second = "Maybe the TypeError from Editor 2.4.1 in save.ts is the cause?!"
+    intake = {
+        "intake_format": "viano-intake/1",
+        "case_id": "cut-case",
+        "title": "Save loses the draft",
+        "comments": [{"author": "tom", "text": f"{first} {second}\nIt works in 2.3.0."}],
+    }
+    store.add(intake_package(tmp_path / "in.zip", intake))
+    CaseBuilder(store).build("cut-case", "supplied")
+    case = _case(store, "cut-case")
+    (comment,) = _by_kind(case, "comment")
+    hyps = _by_kind(case, "tester_hypothesis")
+    assert [h["text"] for h in hyps] == [first, second]
+    assert [h["provenance"]["span"] for h in hyps] == [
+        [0, len(first)],
+        [len(first) + 1, len(first) + 1 + len(second)],
+    ]
+    mentions = {n["value"]: n["mentions"] for n in _by_kind(case, "entity")}
+    assert mentions[url] == [comment["id"], hyps[0]["id"]]
+    assert mentions["TypeError"] == [comment["id"], hyps[1]["id"]]
+    assert mentions["Editor 2.4.1"] == [comment["id"], hyps[1]["id"]]
+    assert mentions["save.ts"] == [comment["id"], hyps[1]["id"]]
+    assert mentions["2.3.0"] == [comment["id"]]
+    assert "https://example" not in mentions

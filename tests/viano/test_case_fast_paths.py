@@ -519,9 +519,15 @@ SENTENCE_BITS = st.sampled_from(
         *("word", "two words", "Σ", "ς", "é", "ß", "ẞ", "🤔", "_", "x1", "\ud800"),
         *(" ", ".", "!", "?", "\n", "\r\n", "```\n", "  at foo (a.js:1:2)", "TypeError"),
         *("-" * 70, "_" * 40, "🤔" * 30),  # long sentences with few words
+        # dots, ! and ? inside a sentence, white space that ends one
+        *("2.4.1", "core.js", "https://x.org/a?b=1", "e.g.", "...", ".x", "!x", "?.", "a.b."),
+        *("\u00a0", "\x1c", "\t", "\u2003", ".\u00a0", "?\x1c", "!!", "\r"),
     ]
 )
-SENTENCE_TEXT = st.lists(SENTENCE_BITS, max_size=30).map(" ".join)
+SENTENCE_TEXT = st.one_of(
+    st.lists(SENTENCE_BITS, max_size=30).map(" ".join),
+    st.lists(SENTENCE_BITS, max_size=30).map("".join),
+)
 
 
 @settings(max_examples=600, deadline=None)
@@ -546,6 +552,19 @@ def test_fast_sentences_equal_the_first_rules(text: str) -> None:
             assert h.hinted_sentences(text, hints, keep, scan) == ref.hinted_sentences_reference(
                 text, hints, keep_ref, scan
             )
+
+
+@settings(max_examples=400, deadline=None)
+@given(SENTENCE_TEXT)
+def test_sentence_start_is_where_finditer_starts_the_sentence(text: str) -> None:
+    """For every position inside a sentence match, ``sentence_start`` (after skipping the
+    white space that ``finditer`` keeps at the start) finds the start of that match."""
+    for m in h._SENTENCE.finditer(text):
+        for i in range(m.start(), m.end()):
+            if text[i] in ".!?":
+                continue  # sentence_start is asked only where no sentence ends
+            assert h._SENTENCE.match(text, h.sentence_start(text, i)) is not None
+            assert h._SENTENCE.match(text, h.sentence_start(text, i)).span() == m.span()
 
 
 def test_hint_offsets_cover_the_hypothesis_hints() -> None:

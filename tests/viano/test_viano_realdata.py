@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,39 @@ def test_a_bare_i_think_is_no_tester_hypothesis(built: dict[str, Any]) -> None:
     ]
     assert [t["text"][:13] for t in from_comment] == ["It looks like"]
     assert all("\U0001f914" not in t["text"] for t in _kind(case, "tester_hypothesis"))
+
+
+def test_sentence_records_are_whole_and_mention_only_their_sources_entities(
+    built: dict[str, Any],
+) -> None:
+    """A T or implied E record is a sentence of its source record's text: the source
+    holds it at its span, and every entity it mentions is one its source mentions too
+    (before sentences ended at any dot, links in real comments were cut into entities
+    such as ``https://github``)."""
+    sentences = 0
+    for case in built["cases"].values():
+        by_id = {r["id"]: r for r in case["records"]}
+        mentioned_by: dict[str, set[str]] = {}
+        for n in _kind(case, "entity"):
+            for rid in n["mentions"]:
+                mentioned_by.setdefault(rid, set()).add(n["value"])
+        for rec in case["records"]:
+            source_id = rec.get("derived_from")
+            if source_id is None:
+                continue
+            sentences += 1
+            source = by_id[source_id]
+            assert rec["text"] in source["text"]
+            span = rec["provenance"].get("span")
+            if (
+                span is not None
+                and "unread_refs" not in source
+                and "span" not in source["provenance"]
+            ):
+                assert source["text"][span[0] : span[1]] == rec["text"]
+            assert mentioned_by.get(rec["id"], set()) <= mentioned_by.get(source_id, set())
+            assert not re.search(r"https?://[\w-]+$", rec["text"]), rec["text"]
+    assert sentences > 300
 
 
 def test_stack_trace_in_body_stays_unread(built: dict[str, Any]) -> None:

@@ -326,7 +326,10 @@ def _close_run(
 
 # -- sentences: hypotheses and expectations -------------------------------------------
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.M)
+# A sentence (or line) runs to a newline, or to a run of ".!?" that ends the text or is
+# followed by white space: the dots in "2.4.1", "core.js" or "https://example.org/a.b"
+# are inside a sentence, not ends of one.
+_SENTENCE = re.compile(r"(?:[^.!?\n]+|[.!?]+(?=[^.!?\s]))+(?:[.!?]+|$)", re.M)
 _HYPOTHESIS = re.compile(
     r"(?i)\b(?:i think|i believe|i suspect|i guess|my guess|my theory|maybe|perhaps|probably"
     r"|possibly|might be|may be (?:caused|due|related|because)|could be (?:caused|due|related"
@@ -376,42 +379,31 @@ def hinted_sentences(
     scan: LiteralScan | None = None,
 ) -> list[tuple[str, int, int]]:
     """``sentences(text, keep)`` where ``keep`` is only ever true for a sentence whose
-    :func:`folded` text holds one of ``hints`` (hints: lower-case ASCII without ``.!?``
-    or newline), as for a sentence in which a case-insensitive ``re`` pattern of ASCII
-    words matches.
+    :func:`folded` text holds one of ``hints`` (lower-case ASCII without ``.!?`` or
+    newline), as for a sentence in which a case-insensitive ``re`` pattern of ASCII words
+    matches.
 
-    Only the sentences around a hint are looked at: a sentence is a maximal run without
-    ``.!?`` or newline (plus its closing punctuation), so the one holding a hint at ``i``
-    starts just after the last of those before ``i``, and ``_SENTENCE`` matched there is
-    the match ``finditer`` gives. ``folded`` keeps every position (else the text goes the
-    plain way), and it folds the sentences as the whole text. ``scan`` (a LiteralScan of
-    ``hints``) finds the ``.``-separated pieces holding a hint first, then, in a piece
-    holding ``!?`` or a newline, the pieces between those (same starts: no hint crosses a
-    sentence end)."""
+    Only the sentences around a hint are looked at. ``folded`` keeps every position (else
+    the text goes the plain way) and folds each sentence as the whole text. ``scan`` (a
+    LiteralScan of ``hints``, made here when not given) finds the ``.``-separated pieces
+    of the folded text that hold a hint. A piece without ``!?`` or newline holds no end
+    of a sentence (:func:`sentence_start`), so it lies in the one sentence that starts
+    after the last end before it, and ``_SENTENCE`` matched there is the match
+    ``finditer`` gives; a text with any other hinted piece is split into all its
+    sentences."""
     low = folded(text)
     if low is None:
         return sentences(text, keep)
+    scan = scan or LiteralScan(hints)
+    holds_hint = scan.any_in_ascii if text.isascii() else scan.any_in
     starts: set[int] = set()
-    if scan is None:
-        for hint in hints:
-            i = low.find(hint)
-            while i >= 0:
-                starts.add(max(text.rfind(c, 0, i) for c in ".!?\n") + 1)
-                i = low.find(hint, i + 1)
-    else:
-        piece_start = 0
-        holds_hint = scan.any_in_ascii if text.isascii() else scan.any_in
-        for piece in low.split("."):
-            if holds_hint(piece):
-                if "\n" not in piece and "!" not in piece and "?" not in piece:
-                    starts.add(piece_start)  # one sentence: the hint's
-                else:  # the sentences of the piece that hold a hint
-                    start = piece_start
-                    for sentence in _SENTENCE_END.split(piece):
-                        if holds_hint(sentence):
-                            starts.add(start)
-                        start += len(sentence) + 1
-            piece_start += len(piece) + 1
+    piece_start = 0
+    for piece in low.split("."):
+        if holds_hint(piece):
+            if "\n" in piece or "!" in piece or "?" in piece:
+                return _hinted_by_sentence(text, low, holds_hint, keep)
+            starts.add(sentence_start(text, piece_start))
+        piece_start += len(piece) + 1
     if not starts:
         return []
     fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
@@ -423,7 +415,32 @@ def hinted_sentences(
     return out
 
 
-_SENTENCE_END = re.compile(r"[.!?\n]")
+def sentence_start(text: str, end: int) -> int:
+    """Where the sentence of ``_SENTENCE`` that holds ``text[end]`` begins, for an ``end``
+    at which no sentence ends: just after the last sentence end before ``end`` (a newline,
+    or a ``.!?`` followed by white space or by the end of the text), else 0."""
+    i = end
+    while True:
+        p = max(text.rfind(".", 0, i), text.rfind("!", 0, i), text.rfind("?", 0, i))
+        p = max(p, text.rfind("\n", p + 1, i))
+        if p < 0:
+            return 0
+        if text[p] == "\n" or p + 1 == len(text) or text[p + 1].isspace():
+            return p + 1
+        i = p
+
+
+def _hinted_by_sentence(
+    text: str, low: str, holds_hint: Callable[[str], bool], keep: Callable[[str], bool]
+) -> list[tuple[str, int, int]]:
+    """:func:`hinted_sentences` sentence by sentence: the sentences whose slice of ``low``
+    (the folded text) holds a hint."""
+    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
+    out: list[tuple[str, int, int]] = []
+    for m in _SENTENCE.finditer(text):
+        if holds_hint(low[m.start() : m.end()]):
+            _add_sentence(m, fences, keep, out)
+    return out
 
 
 # Characters other than ASCII letters that re's IGNORECASE matches with an ASCII letter
