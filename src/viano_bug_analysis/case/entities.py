@@ -1,6 +1,6 @@
 """Entity heuristics of CaseBuilder: components, versions, endpoints, files, error codes.
 
-Simple, documented pattern rules (docs/viano.md lists them), split from heuristics.py.
+Simple, documented pattern rules (docs/intake-format.md lists them), split from heuristics.py.
 Each pattern is tried only where it can start (candidate starts found from a literal);
 the rules as first written, each pattern run over the whole text, are kept in
 ``tests/viano/case_rules_reference.py``, and the tests compare the two.

@@ -1,7 +1,7 @@
 """Text heuristics of CaseBuilder: unread blocks, hypotheses, expectations (entities are
 in ``entities.py``).
 
-These are deliberately simple, documented pattern rules (docs/viano.md lists them). They
+These are deliberately simple, documented pattern rules (docs/intake-format.md lists them). They
 classify supplied text; they never decide anything about a cause. Several are written for
 speed; the same rules written plainly (as first written) are kept in
 ``tests/viano/case_rules_reference.py``, and the tests compare the two.
@@ -342,12 +342,18 @@ _EXPECTATION = re.compile(
 )
 
 
+def _backtick_fences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each fenced block of ``text`` when it holds three backticks (the
+    sentence rules leave out the sentences that start inside one)."""
+    return [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
+
+
 def sentences(text: str, keep: Callable[[str], bool] | None = None) -> list[tuple[str, int, int]]:
     """(sentence, start, end) for each non-trivial sentence or line of ``text``, leaving
     out fenced code and lines that look like stack-trace frames. ``keep`` (a pure test of
     the sentence) further selects; it runs after the cheap fence check and before the
     frame check (all pure tests: the order does not change the result)."""
-    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
+    fences = _backtick_fences(text)
     out: list[tuple[str, int, int]] = []
     for m in _SENTENCE.finditer(text):
         _add_sentence(m, fences, keep, out)
@@ -406,7 +412,7 @@ def hinted_sentences(
         piece_start += len(piece) + 1
     if not starts:
         return []
-    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
+    fences = _backtick_fences(text)
     out: list[tuple[str, int, int]] = []
     for start in sorted(starts):
         m = _SENTENCE.match(text, start)
@@ -435,7 +441,7 @@ def _hinted_by_sentence(
 ) -> list[tuple[str, int, int]]:
     """:func:`hinted_sentences` sentence by sentence: the sentences whose slice of ``low``
     (the folded text) holds a hint."""
-    fences = [(a, b) for a, b, _, _ in fenced_blocks(text)] if _find(text, "```") >= 0 else []
+    fences = _backtick_fences(text)
     out: list[tuple[str, int, int]] = []
     for m in _SENTENCE.finditer(text):
         if holds_hint(low[m.start() : m.end()]):
