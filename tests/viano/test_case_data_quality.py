@@ -68,6 +68,20 @@ def test_the_same_version_twice_is_no_conflict(tmp_path: Path) -> None:
     assert _d(case, "conflicting_versions") == []
 
 
+def test_words_such_as_version_or_since_name_no_component(tmp_path: Path) -> None:
+    """ "Version 0.27.2" and "Patch 0.2" name no product: their numbers are bare versions
+    (or none), so two of them are no conflict between versions of a "version"."""
+    case = _built(
+        tmp_path,
+        summary="Export fails in Version 0.27.2 and worked in Version 0.26.1.",
+        observations=["Since 4.0 the spinner stops; Patch 0.2 did not help. Firefox 57.0 too."],
+    )
+    values = {r["value"] for r in _records(case, "N") if r["entity_type"] == "version"}
+    assert {"0.27.2", "0.26.1", "Firefox 57.0"} <= values
+    assert not [v for v in values if v.split()[0] in {"Version", "Since", "Patch"}]
+    assert _d(case, "conflicting_versions") == []
+
+
 def test_conflicting_expected_behavior_cites_every_explicit_expectation(tmp_path: Path) -> None:
     case = _built(
         tmp_path,

@@ -31,6 +31,7 @@ BITS = (
     *("https://ex.com/a.js", "http://x", "://"),
     *("@", "@scope/pkg", "react@17.0.2", "a@v1.2", "@1.2.3", "x@y@1.2.3", "pkg@1.2-rc.1"),
     *("node", "Node", "node.js", "npm", "python", "go", "rustc", "Chrome", "Fo", "v"),
+    *("Version", "Versions", "Since", "In", "Patch-2", "Step"),
     *("1", "12", "1.2", "1.2.3", "1.2.3.4.5", ".", "..", "-", "_", ":", "+", "v1.2.3"),
     *(".js", ".json", ".c", ".cc", ".lock", "a.b", "src/app.tsx", "1.2.js", "console.log"),
     *(" ", "  ", "\t", "\n", "\u00a0", "\u2003", "\u3000"),

@@ -20,9 +20,17 @@ _PKG_VERSION = re.compile(
     r"(?<![\w@/.-])(?P<name>@?[a-z0-9][\w.-]*(?:/[\w.-]+)?)@v?(?P<ver>\d+(?:\.\d+){1,3}"
     r"(?:-[0-9A-Za-z.]+)?)\b"
 )
+# Capitalised words that stand before a version number without naming a product
+# ("Version 0.27.2", "Patch 0.2", "Since 4.0"): no name of _NAMED_VERSION.
+_NOT_NAMES = (
+    "Version|Versions|Ver|Release|Released|Releases|Patch|Patched|Build|Revision|Rev"
+    "|Update|Updated|Upgrade|Upgraded|Step|Section|Chapter|Page|Line|Item|Figure|Table|Part"
+    "|Phase|Stage|Level|Since|With|From|In|On|At|After|Before|Until|And|Or|Of|To|The|For"
+    "|Is|Was|Using|Tested|Fixed|See|Also|Between|Than"
+)
 _NAMED_VERSION = re.compile(
-    r"\b(?P<name>[A-Z][A-Za-z][\w.+-]{0,30}|node(?:\.?js)?|npm|yarn|python|java|go|rustc)"
-    r"(?:\s+|/)v?(?P<ver>\d+\.\d+(?:\.\d+){0,2})\b"
+    rf"\b(?P<name>(?!(?:{_NOT_NAMES})(?![\w.+-]))[A-Z][A-Za-z][\w.+-]{{0,30}}"
+    r"|node(?:\.?js)?|npm|yarn|python|java|go|rustc)(?:\s+|/)v?(?P<ver>\d+\.\d+(?:\.\d+){0,2})\b"
 )
 # a bare version may end a sentence ("fixed in 2.3.0."), not a longer dotted name or number
 _BARE_VERSION = re.compile(
