@@ -59,6 +59,9 @@ def _add_sentence_reference(
     start = m.start() + lead
     if any(a <= start < b for a, b in fences):
         return
+    line = m.string[: m.start() + lead].split("\n")[-1] + stripped
+    if line.lstrip(" \t").startswith(">"):
+        return  # a quoted line
     out.append((stripped, start, start + len(stripped)))
 
 

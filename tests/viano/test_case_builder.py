@@ -270,3 +270,30 @@ def test_dots_inside_urls_versions_and_file_names_do_not_end_a_sentence(
     assert mentions["save.ts"] == [comment["id"], hyps[1]["id"]]
     assert mentions["2.3.0"] == [comment["id"]]
     assert "https://example" not in mentions
+
+
+def test_quoted_lines_are_no_hypotheses_of_the_one_who_quotes(
+    store: PackageStore, tmp_path: Path
+) -> None:
+    """A reply that quotes a hypothesis (Markdown ``>``, Bugzilla's "In reply to") does not
+    make it the replier's: only the quoting comment's own suspicion is a T record, and
+    the quoted one stays the T record of the comment that stated it."""
+    stated = "I think the worker queue drops the export job."
+    reply = "Maybe the retry timer is the cause of the lost job."
+    intake = {
+        "intake_format": "viano-intake/1",
+        "case_id": "quote-case",
+        "title": "Export never finishes",
+        "comments": [
+            {"author": "ana", "text": stated},
+            {"author": "ben", "text": f"(In reply to ana)\n> {stated}\n  > > {stated}\n{reply}"},
+        ],
+    }
+    store.add(intake_package(tmp_path / "in.zip", intake))
+    CaseBuilder(store).build("quote-case", "supplied")
+    case = _case(store, "quote-case")
+    hyps = _by_kind(case, "tester_hypothesis")
+    assert [(h["text"], h["provenance"]["author"]) for h in hyps] == [
+        (stated, "ana"),
+        (reply, "ben"),
+    ]

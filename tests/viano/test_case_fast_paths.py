@@ -522,6 +522,7 @@ SENTENCE_BITS = st.sampled_from(
         # dots, ! and ? inside a sentence, white space that ends one
         *("2.4.1", "core.js", "https://x.org/a?b=1", "e.g.", "...", ".x", "!x", "?.", "a.b."),
         *("\u00a0", "\x1c", "\t", "\u2003", ".\u00a0", "?\x1c", "!!", "\r"),
+        *(">", "> ", "\n> ", "\n  > > ", " \t>", "\n\u00a0>"),  # quoted lines
     ]
 )
 SENTENCE_TEXT = st.one_of(

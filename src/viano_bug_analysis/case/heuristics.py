@@ -350,9 +350,10 @@ def _backtick_fences(text: str) -> list[tuple[int, int]]:
 
 def sentences(text: str, keep: Callable[[str], bool] | None = None) -> list[tuple[str, int, int]]:
     """(sentence, start, end) for each non-trivial sentence or line of ``text``, leaving
-    out fenced code and lines that look like stack-trace frames. ``keep`` (a pure test of
-    the sentence) further selects; it runs after the cheap fence check and before the
-    frame check (all pure tests: the order does not change the result)."""
+    out fenced code, quoted lines (``>``) and lines that look like stack-trace frames.
+    ``keep`` (a pure test of the sentence) further selects; it runs after the cheap fence
+    and quote checks and before the frame check (all pure tests: the order does not
+    change the result)."""
     fences = _backtick_fences(text)
     out: list[tuple[str, int, int]] = []
     for m in _SENTENCE.finditer(text):
@@ -373,9 +374,18 @@ def _add_sentence(
     start = m.start() + len(raw) - len(raw.lstrip())
     if fences and any(a <= start < b for a, b in fences):
         return
+    text = m.string
+    if _QUOTED_LINE.match(text, text.rfind("\n", 0, start) + 1):
+        return  # a quoted line: somebody else's words
     if (keep is not None and not keep(stripped)) or _TRACE_LINE.match(stripped):
         return
     out.append((stripped, start, start + len(stripped)))
+
+
+# A line quoted from another message (Markdown and mail quoting, as in Bugzilla's "In reply
+# to" comments): its sentences are not the hypotheses or expectations of the record's
+# author, who only quotes them.
+_QUOTED_LINE = re.compile(r"[ \t]*>")
 
 
 def hinted_sentences(
