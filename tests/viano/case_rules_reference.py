@@ -31,6 +31,29 @@ def classify_reference(text: str) -> str:
     return "log" if logish * 4 >= len(lines) else "code"
 
 
+def trace_runs_reference(
+    text: str, seg_start: int, seg_end: int, min_bytes: int, min_lines: int, out: list[h.Block]
+) -> None:
+    """Runs of stack-trace lines in ``text[seg_start:seg_end]`` as first written: the
+    trace-line pattern asked of every line."""
+    pos = seg_start
+    run_start = run_end = -1
+    run_lines = 0
+    for line in text[seg_start:seg_end].splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        if h._TRACE_LINE.match(line.rstrip("\r\n")):
+            if run_start < 0:
+                run_start, run_lines = start, 0
+            run_end = pos
+            run_lines += 1
+            continue
+        if run_start >= 0:
+            h._close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, out)
+            run_start = -1
+    if run_start >= 0:
+        h._close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, out)
+
+
 def sentences_reference(
     text: str, keep: Callable[[str], bool] | None = None
 ) -> list[tuple[str, int, int]]:

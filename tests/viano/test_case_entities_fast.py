@@ -185,7 +185,7 @@ def test_fast_unread_rules_equal_the_reference_on_every_real_text(real_texts: li
         runs: list[h.Block] = []
         runs_ref: list[h.Block] = []
         h._trace_runs(text, 0, len(text), 1024, 25, runs)
-        h._trace_runs_plain(text, 0, len(text), 1024, 25, runs_ref)
+        ref.trace_runs_reference(text, 0, len(text), 1024, 25, runs_ref)
         if runs != runs_ref or any(
             h._classify(text[b:e]) != ref.classify_reference(text[b:e])
             for _, _, b, e in h.fenced_blocks(text)
@@ -225,6 +225,6 @@ def test_real_texts_build_the_same_records_with_the_reference_rules(
     monkeypatch.setattr(ent, "_extract_entities", ref._extract_entities_reference)
     for name in ("hinted_sentences", "is_hypothesis", "sentences"):
         monkeypatch.setattr(h, name, getattr(ref, f"{name}_reference"))
-    monkeypatch.setattr(h, "_trace_runs", h._trace_runs_plain)
+    monkeypatch.setattr(h, "_trace_runs", ref.trace_runs_reference)
     monkeypatch.setattr(h, "_classify", ref.classify_reference)
     assert build() == fast

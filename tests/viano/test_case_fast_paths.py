@@ -317,7 +317,7 @@ def reference_unread_blocks(text: str, min_bytes: int, min_lines: int) -> list[h
         pos = b
     segments.append((pos, len(text)))
     for seg_start, seg_end in segments:
-        h._trace_runs_plain(text, seg_start, seg_end, min_bytes, min_lines, blocks)
+        ref.trace_runs_reference(text, seg_start, seg_end, min_bytes, min_lines, blocks)
     return sorted(blocks, key=lambda b: b.start)
 
 
@@ -645,6 +645,6 @@ def test_fast_trace_runs_and_labels_equal_the_first_rules(text: str, cut: int) -
         fast: list[h.Block] = []
         slow: list[h.Block] = []
         h._trace_runs(text, cut, len(text), *limits, fast)
-        h._trace_runs_plain(text, cut, len(text), *limits, slow)
+        ref.trace_runs_reference(text, cut, len(text), *limits, slow)
         assert fast == slow
     assert h._classify(text) == ref.classify_reference(text)

@@ -264,46 +264,22 @@ def _closing_fence(text: str, body_start: int, fence: str) -> tuple[int, int] | 
 def _trace_runs(
     text: str, seg_start: int, seg_end: int, min_bytes: int, min_lines: int, out: list[Block]
 ) -> None:
-    """:func:`_trace_runs_plain`; on ASCII text, ``_TRACE_MAY`` is asked of the whole
-    segment first (no line can be a trace line: no run), then of each line before the
-    pattern."""
+    """Runs of stack-trace lines in ``text[seg_start:seg_end]``, line by line. On ASCII
+    text, ``_TRACE_MAY`` is asked of the whole segment first (no line can be a trace
+    line: no run), then of each line before the pattern."""
     seg = text[seg_start:seg_end]
-    if not seg.isascii():
-        _trace_runs_plain(text, seg_start, seg_end, min_bytes, min_lines, out)
-        return
-    if not _TRACE_MAY(seg):
-        return
-    may = _TRACE_MAY
+    may = None
+    if seg.isascii():
+        if not _TRACE_MAY(seg):
+            return
+        may = _TRACE_MAY
     match = _TRACE_LINE.match
     pos = seg_start
     run_start = run_end = -1
     run_lines = 0
     for line in seg.splitlines(keepends=True):
         start, pos = pos, pos + len(line)
-        if may(line) and match(line.rstrip("\r\n")):
-            if run_start < 0:
-                run_start, run_lines = start, 0
-            run_end = pos
-            run_lines += 1
-            continue
-        if run_start >= 0:
-            _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, out)
-            run_start = -1
-    if run_start >= 0:
-        _close_run(text, run_start, run_end, run_lines, min_bytes, min_lines, out)
-
-
-def _trace_runs_plain(
-    text: str, seg_start: int, seg_end: int, min_bytes: int, min_lines: int, out: list[Block]
-) -> None:
-    """Runs of stack-trace lines in ``text[seg_start:seg_end]``, line by line (the rule
-    as first written; :func:`_trace_runs` takes it for non-ASCII text)."""
-    pos = seg_start
-    run_start = run_end = -1
-    run_lines = 0
-    for line in text[seg_start:seg_end].splitlines(keepends=True):
-        start, pos = pos, pos + len(line)
-        if _TRACE_LINE.match(line.rstrip("\r\n")):
+        if (may is None or may(line)) and match(line.rstrip("\r\n")):
             if run_start < 0:
                 run_start, run_lines = start, 0
             run_end = pos
