@@ -98,6 +98,10 @@ def investigate(
             f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion "
             f"({u.source}; estimate {u.estimated_tokens})"
         )
+    if result.rules_version:
+        typer.echo(f"decided by: {result.rules_version}")
+    for cue in result.evidence:
+        typer.echo(f"cue [{cue.kind.label}]: {cue.words}")
     for citation in result.citations:
         typer.echo(f"cited [{citation.source}]: {citation.excerpt}")
     saved = result.latest_saved

@@ -14,8 +14,10 @@ from sqlalchemy import Text, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain.errors import NotFoundError
+from trace_app.investigation.attribution_cues import find_cues
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.outcome import Citation, InvestigationResult, UsageTotals
+from trace_app.investigation.rules import RULES_VERSION, redecide_saved
 from trace_app.investigation.vocabulary import Mode, Status
 from trace_app.store.models import InvestigationRun, Organization, Report
 from trace_app.store.types import new_id
@@ -151,17 +153,31 @@ def run_from_result(incident_id: str, result: InvestigationResult) -> Investigat
         usage_source=result.usage.source,
         citations=[c.as_json() for c in result.citations],
         reason=result.reason,
+        evidence=[cue.as_json() for cue in result.evidence],
+        rules_version=result.rules_version,
     )
 
 
 def result_from_run(run: InvestigationRun, *, shown_as: Mode | None = None) -> InvestigationResult:
-    """A saved run as a result. A LIVE run shown again is CACHED; REPLAYED stays REPLAYED."""
+    """A saved run as a result. A LIVE run shown again is CACHED; REPLAYED stays REPLAYED.
+
+    The run's saved labels are what is reused; the decision is made again with the current
+    rules (``rules.redecide_saved``) and the current cue lexicons, read from the report
+    text the run cited, so an older run never shows a status today's rules would not give.
+    No model is asked. The row itself is never changed.
+    """
     stored_mode = Mode(run.mode)
     mode = shown_as or (Mode.CACHED if stored_mode is Mode.LIVE else stored_mode)
+    citations = tuple(Citation(**c) for c in run.citations)
+    report_text = next((c.excerpt for c in citations if c.role == "report"), "")
+    cues = find_cues(report_text)
+    decided = redecide_saved(
+        Status(run.status), run.reason, run.attribution, run.referenced_source, cues
+    )
     return InvestigationResult(
         report_id=run.report_id,
-        status=Status(run.status),
-        reason=run.reason,
+        status=decided.status,
+        reason=decided.reason,
         mode=mode,
         attribution=run.attribution,
         referenced_source=run.referenced_source,
@@ -175,8 +191,11 @@ def result_from_run(run: InvestigationRun, *, shown_as: Mode | None = None) -> I
             estimated_tokens=run.estimated_tokens,
             source=run.usage_source,
         ),
-        citations=tuple(Citation(**c) for c in run.citations),
+        citations=citations,
         fingerprint=run.fingerprint,
         requests_sent=0,
         saved=True,
+        evidence=cues,
+        rules_version=RULES_VERSION,
+        lowered_by=decided.lowered_by,
     )

@@ -23,6 +23,7 @@ from modelgate.errors import (
     NotSent,
     OutOfSetAnswer,
 )
+from trace_app.investigation.attribution_cues import Cue
 from trace_app.investigation.vocabulary import Mode, Status
 
 
@@ -96,6 +97,17 @@ class InvestigationResult:
     requests_sent: int = 0
     saved: bool = False
     latest_saved: InvestigationResult | None = None
+    # the attribution cues code found in the report text, shown to the person
+    evidence: tuple[Cue, ...] = ()
+    # the rules that decided the status (re-applied whenever a saved run is shown)
+    rules_version: str | None = None
+    # set when the evidence rule lowered COMPLETED: the cue kinds (or "no_first_hand")
+    lowered_by: tuple[str, ...] = ()
+
+    @property
+    def answered(self) -> bool:
+        """Whether a model answer stands behind this result (a FAILED call never has one)."""
+        return self.mode is not None and self.status not in NO_ANSWER_STATUSES
 
     @property
     def status_meaning(self) -> str:
@@ -126,7 +138,14 @@ class InvestigationResult:
             "latest_saved_run": (
                 self.latest_saved.as_json() if self.latest_saved is not None else None
             ),
+            "evidence": [cue.as_json() for cue in self.evidence],
+            "rules_version": self.rules_version,
+            "lowered_by_evidence": list(self.lowered_by),
         }
+
+
+# Statuses whose result carries no usable model answer, whatever was sent.
+NO_ANSWER_STATUSES = frozenset({Status.FAILED, Status.UNAVAILABLE, Status.BUDGET_LIMIT})
 
 
 def status_for_error(error: ModelGateError) -> Status:
@@ -157,7 +176,7 @@ def reason_for_error(error: ModelGateError) -> str:
     if isinstance(error, AttemptTimeout):
         return f"The model did not answer within {error.limit_s:g} seconds; the request counts."
     if isinstance(error, OutOfSetAnswer):
-        return "The model answered with a label outside the allowed set."
+        return "The reply held a label outside the allowed set, so it was discarded."
     if isinstance(error, BadAnswer):
-        return "The model's answer did not have the required shape."
+        return "The reply did not have the required shape, so it was discarded."
     return "The model call failed; the request counts."

@@ -42,7 +42,9 @@ from sqlalchemy.orm import Session
 from modelgate.atomicfile import write_bytes_atomic
 from modelgate.recording import Exchange
 from trace_app.investigation import evidence_store as store
+from trace_app.investigation.attribution_cues import find_cues
 from trace_app.investigation.content_fingerprint import content_fingerprint
+from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.menu import build_menu
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.requests import PROMPT_VERSION
@@ -228,15 +230,16 @@ def recreate_replayed_runs(session: Session, path: Path | None = None) -> int:
                 run = wanted.get(fp)
                 if run is None or store.find_run(session, incident_id, fp) is not None:
                     continue
-                session.add(_replayed_row(incident_id, report.report_id, run, reports))
+                session.add(_replayed_row(incident_id, report, run, reports))
                 added += 1
     session.flush()
     return added
 
 
 def _replayed_row(
-    incident_id: str, report_id: str, run: RecordedRun, reports: tuple[Any, ...]
+    incident_id: str, report: ReportEvidence, run: RecordedRun, reports: tuple[Any, ...]
 ) -> InvestigationRun:
+    report_id = report.report_id
     citations = []
     for c in run.citations:
         if c.role == "report":
@@ -266,4 +269,6 @@ def _replayed_row(
         usage_source=run.usage.source,
         citations=citations,
         reason=run.reason,
+        evidence=[cue.as_json() for cue in find_cues(report.text)],
+        rules_version=None,  # the recorded file does not say; shown runs are re-decided
     )

@@ -9,6 +9,17 @@ Every rule lives here, as a pure function of the typed answer and the evidence:
   exactly one report in the incident          -> NEEDS_REVIEW
 - RELAY to a source with exactly one report   -> compare with that report (second call)
 - any comparison answer                       -> NEEDS_REVIEW, both excerpts cited
+
+and then the evidence rule (:func:`apply_evidence_rule`, ``docs/decisions/0054``), which
+reads the attribution cues that code found in the text, never the model:
+
+- COMPLETED stays COMPLETED only when the text holds at least one first-hand cue and no
+  relay, hearsay or instruction cue; otherwise it becomes NEEDS_REVIEW, with a reason
+  that quotes the cue. The rule only ever lowers COMPLETED: it never raises a status,
+  never asks the model and never changes how many calls are made.
+
+``RULES_VERSION`` names this table; a saved run is re-decided with the current rules
+whenever it is shown (:func:`redecide_saved`).
 """
 
 from __future__ import annotations
@@ -23,8 +34,18 @@ from trace_app.investigation.answers import (
     Support,
     SupportResult,
 )
+from trace_app.investigation.attribution_cues import (
+    Cue,
+    CueKind,
+    caution_cues,
+    first_hand_cues,
+)
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.vocabulary import Status
+
+RULES_VERSION = "trace-rules-2"
+# What lowered a COMPLETED: a cue kind, or this when the text shows no first-hand account.
+NO_FIRST_HAND = "no_first_hand"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +54,8 @@ class Conclude:
 
     status: Status
     reason: str
+    # set when the evidence rule lowered COMPLETED: the cue kinds (or NO_FIRST_HAND) it read
+    lowered_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +119,57 @@ def decide_after_comparison(result: SupportResult, referenced: ReportEvidence) -
         Status.NEEDS_REVIEW,
         _SUPPORT_REASONS[Support(result.support)].format(source=referenced.source),
     )
+
+
+# Which caution cue the reason quotes first: an instruction, then a relay, then hearsay.
+_QUOTE_ORDER = (CueKind.INSTRUCTION, CueKind.RELAY, CueKind.HEARSAY)
+
+
+def apply_evidence_rule(decision: Decision, cues: Sequence[Cue]) -> Decision:
+    """Lower a COMPLETED to NEEDS_REVIEW unless the text backs it up; anything else passes
+    through unchanged (a ``Compare`` stays a ``Compare``, so the calls stay the same)."""
+    if not isinstance(decision, Conclude) or decision.status is not Status.COMPLETED:
+        return decision
+    caution = caution_cues(cues)
+    if caution:
+        kinds = tuple(k.value for k in _QUOTE_ORDER if any(c.kind is k for c in caution))
+        quoted = next(c for k in _QUOTE_ORDER for c in caution if c.kind is k)
+        more = len(caution) - 1
+        return Conclude(
+            Status.NEEDS_REVIEW,
+            f"The model called the report first-hand, but the text says '{quoted.words}' "
+            f"({quoted.kind.label})"
+            + (f", and {more} more such {'cue' if more == 1 else 'cues'}" if more else "")
+            + ", so a person should decide where the information came from.",
+            lowered_by=kinds,
+        )
+    if not first_hand_cues(cues):
+        return Conclude(
+            Status.NEEDS_REVIEW,
+            "The model called the report first-hand, but the text shows no first-person "
+            "account (such as 'I registered' or 'our team treated'), so a person should "
+            "decide where the information came from.",
+            lowered_by=(NO_FIRST_HAND,),
+        )
+    return decision
+
+
+def redecide_saved(
+    status: Status,
+    reason: str,
+    attribution: str | None,
+    referenced_source: str | None,
+    cues: Sequence[Cue],
+) -> Conclude:
+    """A saved run's decision under the current rules, from its saved labels (no call).
+
+    Only a DIRECT label naming no source can have been COMPLETED; every other saved label
+    led to NEEDS_REVIEW, which no current rule raises, so it keeps its saved reason.
+    """
+    if attribution == Attribution.DIRECT and referenced_source == NO_SOURCE:
+        decided = apply_evidence_rule(
+            Conclude(Status.COMPLETED, "The report reads as first-hand."), cues
+        )
+        assert isinstance(decided, Conclude)
+        return decided
+    return Conclude(status, reason)

@@ -5,7 +5,9 @@
 3. Compute the content fingerprint; a saved run with it is shown (CACHED / REPLAYED)
    without a call and without a passphrase.
 4. Otherwise, behind the passphrase and the ledger, one call labels the report.
-5. The decision rules (``rules.py``) say what follows, at most one comparison call.
+5. The decision rules (``rules.py``) say what follows, at most one comparison call; the
+   evidence rule then reads the attribution cues found in the text (``attribution_cues``)
+   and may lower COMPLETED to NEEDS_REVIEW, never anything else.
 6. COMPLETED and NEEDS_REVIEW are saved as an ``InvestigationRun`` under the incident.
 
 At most two model calls per investigation, each one attempt on one provider with a
@@ -40,6 +42,7 @@ from trace_app.investigation.answers import (
     SupportResult,
     attribution_result_type,
 )
+from trace_app.investigation.attribution_cues import Cue, find_cues
 from trace_app.investigation.content_fingerprint import content_fingerprint
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.menu import MAX_MENU_SOURCES, Menu, build_menu, reports_from
@@ -57,7 +60,9 @@ from trace_app.investigation.requests import (
     support_request,
 )
 from trace_app.investigation.rules import (
+    RULES_VERSION,
     Conclude,
+    apply_evidence_rule,
     decide_after_attribution,
     decide_after_comparison,
     source_name,
@@ -85,6 +90,7 @@ class Prepared:
     reports: tuple[ReportEvidence, ...]
     menu: Menu
     fingerprint: str
+    cues: tuple[Cue, ...] = ()
 
 
 class _CallLog:
@@ -157,7 +163,14 @@ class InvestigationService:
             model=self.model.model,
             prompt_version=PROMPT_VERSION,
         )
-        return Prepared(found.incident_id, found.chosen, found.named_reports, menu, content_fp)
+        return Prepared(
+            found.incident_id,
+            found.chosen,
+            found.named_reports,
+            menu,
+            content_fp,
+            cues=find_cues(found.chosen.text),
+        )
 
     def without_call(self, report_id: str) -> InvestigationResult | None:
         """Steps 1-3 only: PARTIAL, or the saved run for this content, or ``None`` when
@@ -213,7 +226,12 @@ class InvestigationService:
         refused = self._refuse_live(passphrase)
         if refused is not None:
             return self._with_latest_saved(
-                replace(refused, report_id=report_id, fingerprint=prepared.fingerprint)
+                replace(
+                    refused,
+                    report_id=report_id,
+                    fingerprint=prepared.fingerprint,
+                    evidence=prepared.cues,
+                )
             )
         result = await self._live(prepared, force_live=force_live)
         log.info(
@@ -257,6 +275,8 @@ class InvestigationService:
             model=self.model.model,
             prompt_version=PROMPT_VERSION,
             fingerprint=prepared.fingerprint,
+            evidence=prepared.cues,
+            rules_version=RULES_VERSION,
         )
         try:
             ledger = self.ledger_factory()
@@ -339,8 +359,12 @@ class InvestigationService:
             referenced_source=named,
             citations=(_citation("report", prepared.chosen),),
         )
-        decision = decide_after_attribution(
-            labels, {name: reports_from(name, prepared.reports) for name in prepared.menu.names}
+        decision = apply_evidence_rule(
+            decide_after_attribution(
+                labels,
+                {name: reports_from(name, prepared.reports) for name in prepared.menu.names},
+            ),
+            prepared.cues,
         )
         if isinstance(decision, Conclude):
             return self._finish(result, decision, calls)
@@ -408,6 +432,7 @@ class InvestigationService:
             result,
             status=decision.status,
             reason=decision.reason,
+            lowered_by=decision.lowered_by,
             run_at=self.clock(),
             usage=calls.totals(),
             requests_sent=calls.sent,

@@ -31,6 +31,10 @@ class Status(enum.StrEnum):
     def meaning(self) -> str:
         return STATUS_MEANINGS[self]
 
+    @property
+    def next_step(self) -> str:
+        return NEXT_STEPS[self]
+
 
 class Mode(enum.StrEnum):
     """Where a result came from."""
@@ -73,6 +77,34 @@ STATUS_MEANINGS: dict[Status, str] = {
     ),
     Status.BUDGET_LIMIT: (
         "This server has used up its request cap for model calls. No model was asked."
+    ),
+}
+
+# What a responder does next, shown right after the status on the result card.
+NEXT_STEPS: dict[Status, str] = {
+    Status.COMPLETED: (
+        "You can treat it as the writer's own account of what they saw or did. It can "
+        "still be wrong: confirm anything critical before acting on it."
+    ),
+    Status.NEEDS_REVIEW: (
+        "Read the report and the marked words, decide for yourself where the information "
+        "came from, and contact the source before relying on it."
+    ),
+    Status.PARTIAL: (
+        "Nothing was saved. Check that the report (and any report it relays) has text "
+        "under 3,000 characters, then try again, or read it yourself."
+    ),
+    Status.UNAVAILABLE: (
+        "Nothing was sent. Check the passphrase or ask the operator to turn live checks "
+        "on; an earlier saved result, if any, is shown below."
+    ),
+    Status.FAILED: (
+        "Nothing was saved and the request still counts. Try again later, or read the "
+        "report yourself."
+    ),
+    Status.BUDGET_LIMIT: (
+        "Nothing was sent: this server's model budget is used up. Read the report "
+        "yourself, or ask the operator."
     ),
 }
 

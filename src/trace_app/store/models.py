@@ -24,6 +24,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -203,6 +204,11 @@ class InvestigationRun(Base):
     usage_source: Mapped[str] = mapped_column(String(20), default="estimate")
     citations: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     reason: Mapped[str] = mapped_column(Text, default="")
+    # the attribution cues found when it ran, and the rules version that set ``status``
+    evidence: Mapped[list[dict[str, Any]]] = mapped_column(
+        JSON, default=list, server_default=text("'[]'")
+    )
+    rules_version: Mapped[str | None] = mapped_column(String(80), nullable=True)
 
     incident: Mapped[Incident] = relationship(back_populates="investigation_runs")
     report: Mapped[Report] = relationship()

@@ -358,7 +358,12 @@ RESULT_KEYS = {
     "mode_meaning",
     "saved",
     "latest_saved_run",
+    # issue 12: the attribution cues, the rules that decided, what the evidence rule lowered
+    "evidence",
+    "rules_version",
+    "lowered_by_evidence",
 }
+CUE_KEYS = {"start", "end", "kind", "words", "language"}
 USAGE_KEYS = {"prompt_tokens", "completion_tokens", "estimated_tokens", "source"}
 CITATION_KEYS = {"role", "report_id", "source", "excerpt", "reported_at"}
 
@@ -367,6 +372,7 @@ def _assert_shape(result: dict[str, Any]) -> None:
     assert set(result) == RESULT_KEYS
     assert set(result["usage"]) == USAGE_KEYS
     assert all(set(c) == CITATION_KEYS for c in result["citations"])
+    assert all(set(c) == CUE_KEYS for c in result["evidence"])
 
 
 def test_investigate_response_keys_for_live_cached_and_unavailable(client: Client) -> None:

@@ -279,7 +279,7 @@ async def test_the_menu_is_a_closed_enum_per_request(harness: Harness) -> None:
 
 
 async def test_direct_completes_repeats_cached_and_reset_clears_it(harness: Harness) -> None:
-    report_id = police_report_id(harness.db)
+    report_id = direct_report(harness)
     harness.provider.add(DIRECT)
 
     live = await harness.service.investigate(report_id, PASSPHRASE)
@@ -443,7 +443,7 @@ async def test_cap_reached_between_the_two_calls_is_partial_and_not_saved(
 
 
 async def test_text_over_3000_characters_is_partial_before_any_call(harness: Harness) -> None:
-    exactly = publish(harness.db, CAMP, "x" * 3000)
+    exactly = publish(harness.db, CAMP, (DIRECT_TEXT + " " + "x" * 3000)[:3000])
     over = publish(harness.db, CAMP, "y" * 3001)
     harness.provider.add(DIRECT)
 
@@ -459,7 +459,7 @@ async def test_more_than_eight_named_sources_is_partial_before_any_call(
     for name in names:
         publish(harness.db, name, f"Entry from {name}.")
     report_id = publish(harness.db, CAMP, "Heard from " + ", ".join(names) + ".")
-    eight = publish(harness.db, CAMP, "Heard from " + ", ".join(names[:8]) + ".")
+    eight = publish(harness.db, CAMP, "I met staff of " + ", ".join(names[:8]) + " myself.")
     harness.provider.add(DIRECT)
 
     result = await harness.service.investigate(report_id, PASSPHRASE)

@@ -1,0 +1,236 @@
+"""Attribution evidence: the words in a report that show where its information came from.
+
+Pure functions, no model and no I/O beyond reading the shipped lexicons once. For a report
+text, :func:`find_cues` returns spans, each with its start and end offsets, its kind and
+the matched words:
+
+- ``relay``: a reporting verb or phrase tied to a speaker ("according to ...", "X said",
+  "told us", "RT @x", "in a statement");
+- ``hearsay``: vague or unnamed sourcing, or the writer saying it is unconfirmed
+  ("sources say", "reportedly", "not confirmed", "we have not seen her");
+- ``instruction``: text addressed to the model or trying to set its answer ("ignore prior
+  rules", "answer DIRECT", "System:"). It stays data; the decision rules see it;
+- ``first_hand``: the writer perceived or did something themselves ("I registered",
+  "we treated", "in person").
+
+The cue words live in one data file per language, ``cues/<language>.toml`` (see its
+header for the format), so a language is added without code. :data:`LANGUAGES` lists the
+ones that ship. Every shipped lexicon is applied to every text: reports mix languages,
+and a cue that is present must not go unseen because of a guess about the language.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+LEXICON_PACKAGE = "trace_app.investigation"
+LEXICON_FOLDER = "cues"
+# A reporting verb is checked against the words before it in its own clause, at most
+# this many characters back; a clause ends at these punctuation marks or a line break.
+CLAUSE_LOOKBACK = 60
+_CLAUSE_END = re.compile(r"[.;:!?,()\[\]\n\"“”]")
+_WORD = re.compile(r"[\w'’-]+")
+
+
+class CueKind(enum.StrEnum):
+    RELAY = "relay"
+    HEARSAY = "hearsay"
+    INSTRUCTION = "instruction"
+    FIRST_HAND = "first_hand"
+
+    @property
+    def label(self) -> str:
+        """How the result card names this kind of cue."""
+        return CUE_LABELS[self]
+
+
+CUE_LABELS: dict[CueKind, str] = {
+    CueKind.RELAY: "passed on from someone else",
+    CueKind.HEARSAY: "vague or unconfirmed sourcing",
+    CueKind.INSTRUCTION: "text addressed to the model",
+    CueKind.FIRST_HAND: "the writer's own account",
+}
+
+# Kinds that stop a DIRECT label from completing (the evidence rule in rules.py).
+CAUTION_KINDS: frozenset[CueKind] = frozenset({CueKind.RELAY, CueKind.HEARSAY, CueKind.INSTRUCTION})
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """One span of the report text: ``text[start:end] == words``."""
+
+    start: int
+    end: int
+    kind: CueKind
+    words: str
+    language: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "start": self.start,
+            "end": self.end,
+            "kind": self.kind.value,
+            "words": self.words,
+            "language": self.language,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Cue:
+        return cls(
+            start=int(data["start"]),
+            end=int(data["end"]),
+            kind=CueKind(data["kind"]),
+            words=str(data["words"]),
+            language=str(data.get("language", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    kind: CueKind
+    regex: re.Pattern[str]
+    speaker_verb: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """The cues of one language, compiled."""
+
+    language: str
+    patterns: tuple[_Pattern, ...]
+    first_person: frozenset[str]
+    negations: frozenset[str]
+
+
+class LexiconError(ValueError):
+    """A shipped or supplied lexicon file is not valid (the message says where)."""
+
+
+def parse_lexicon(text: str, *, where: str) -> Lexicon:
+    """A lexicon from the text of one ``cues/*.toml`` file."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise LexiconError(f"{where}: not TOML ({error})") from None
+    language = data.get("language")
+    if not isinstance(language, str) or not language:
+        raise LexiconError(f"{where}: 'language' must be a non-empty string")
+    patterns = []
+    for number, entry in enumerate(data.get("cue", []), start=1):
+        try:
+            kind = CueKind(entry["kind"])
+            regex = re.compile(entry["pattern"], re.IGNORECASE)
+        except (KeyError, ValueError, re.error) as error:
+            raise LexiconError(f"{where}: cue {number}: {error}") from None
+        patterns.append(_Pattern(kind, regex, bool(entry.get("speaker_verb", False))))
+    if not patterns:
+        raise LexiconError(f"{where}: no cues")
+    return Lexicon(
+        language=language,
+        patterns=tuple(patterns),
+        first_person=frozenset(w.lower() for w in data.get("first_person", [])),
+        negations=frozenset(w.lower() for w in data.get("negations", [])),
+    )
+
+
+@functools.cache
+def shipped_lexicons() -> tuple[Lexicon, ...]:
+    """Every lexicon in ``cues/``, sorted by file name."""
+    folder = resources.files(LEXICON_PACKAGE).joinpath(LEXICON_FOLDER)
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
+    return tuple(parse_lexicon(f.read_text("utf-8"), where=f.name) for f in files)
+
+
+def languages() -> tuple[str, ...]:
+    """The languages whose cue lexicons ship."""
+    return tuple(lexicon.language for lexicon in shipped_lexicons())
+
+
+def find_cues(text: str, lexicons: Sequence[Lexicon] | None = None) -> tuple[Cue, ...]:
+    """Every cue in ``text``, in text order (by start, then end, then kind).
+
+    Spans of one kind never overlap: where two patterns of the same kind match
+    overlapping words, the longer (then the earlier) span is kept.
+    """
+    found: list[Cue] = []
+    for lexicon in shipped_lexicons() if lexicons is None else lexicons:
+        for pattern in lexicon.patterns:
+            for match in pattern.regex.finditer(text):
+                start, end = match.span()
+                if start == end:
+                    continue
+                start, end = _trim(text, start, end)
+                if pattern.speaker_verb and _writer_or_negated(text, start, lexicon):
+                    continue
+                found.append(Cue(start, end, pattern.kind, text[start:end], lexicon.language))
+    return _without_overlaps(found)
+
+
+def caution_cues(cues: Iterable[Cue]) -> tuple[Cue, ...]:
+    """The relay, hearsay and instruction cues, in text order."""
+    return tuple(c for c in cues if c.kind in CAUTION_KINDS)
+
+
+def first_hand_cues(cues: Iterable[Cue]) -> tuple[Cue, ...]:
+    return tuple(c for c in cues if c.kind is CueKind.FIRST_HAND)
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span without the white space (or a leading non-word character) a pattern's
+    boundary group took in."""
+    while start < end and not (text[start].isalnum() or text[start] in "@<[{/\"'`"):
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _writer_or_negated(text: str, start: int, lexicon: Lexicon) -> bool:
+    """Whether the reporting verb at ``start`` is the writer's own (its clause's subject,
+    the last word before it after auxiliaries and adverbs, is first person) or negated
+    earlier in its clause."""
+    window = text[max(0, start - CLAUSE_LOOKBACK) : start]
+    breaks = [m.end() for m in _CLAUSE_END.finditer(window)]
+    if breaks:
+        window = window[breaks[-1] :]
+    words = [w.lower().replace("’", "'") for w in _WORD.findall(window)]
+    if any(w in lexicon.negations or w.endswith("n't") for w in words):
+        return True
+    for word in reversed(words):
+        if word in lexicon.first_person:
+            return True
+        if word in _AUXILIARIES or word.endswith("ly"):
+            continue
+        return False
+    return False
+
+
+# Words that may stand between a subject and its verb ("I have just told her").
+_AUXILIARIES = frozenset(
+    {
+        "have", "has", "had", "am", "is", "are", "was", "were", "will", "would", "shall",
+        "should", "did", "do", "does", "also", "then", "just", "already", "myself",
+        "ourselves", "both", "all", "first", "once", "again", "still", "even", "can", "could",
+        "must", "may", "might", "personally", "too",
+    }
+)  # fmt: skip
+
+
+def _without_overlaps(cues: list[Cue]) -> tuple[Cue, ...]:
+    by_kind: dict[CueKind, list[Cue]] = {}
+    for cue in sorted(cues, key=lambda c: (c.start, -(c.end - c.start))):
+        kept = by_kind.setdefault(cue.kind, [])
+        if kept and cue.start < kept[-1].end:
+            if cue.end - cue.start > kept[-1].end - kept[-1].start:
+                kept[-1] = cue
+            continue
+        kept.append(cue)
+    merged = [cue for kept in by_kind.values() for cue in kept]
+    return tuple(sorted(merged, key=lambda c: (c.start, c.end, c.kind.value)))
