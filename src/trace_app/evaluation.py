@@ -11,12 +11,20 @@ Measured per case: the model's label and source (first call), the final status, 
 sent, wall-clock latency of the whole investigation, and tokens. Summed up: a confusion
 matrix, label and source accuracy (an invalid answer counts as wrong), the count of
 *misleading* outcomes (a report labelled RELAY or UNCLEAR by the set that ends
-COMPLETED, i.e. shown to a person as first-hand), the share of valid first answers, and
-the ledger's own request count as a cross-check.
+COMPLETED, i.e. shown to a person as first-hand) with their case ids, first-hand recall
+(DIRECT cases ending COMPLETED over the DIRECT cases within the length limit), how many
+COMPLETED the evidence rule lowered and by which cue kind, the share of valid first
+answers, and the ledger's own request count as a cross-check. The same figures without
+the evidence rule (``summary(rule_off=True)``) are worked out from what the rule lowered,
+for comparison only: the app itself has no such switch.
+
+Cases come from a JSONL file of the project's own format, or straight from CrisisLexT26
+labelled CSV files (:func:`load_crisislex`).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import secrets
 import statistics
@@ -33,6 +41,7 @@ from modelgate.ledger import JsonFileLedger
 from modelgate.providers import Provider, ProviderConfig, build_provider
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
 from trace_app.investigation.answers import NO_SOURCE, Attribution
+from trace_app.investigation.evidence import MAX_TEXT_CHARACTERS
 from trace_app.investigation.model_settings import ModelSettings
 from trace_app.investigation.requests import PROMPT_VERSION
 from trace_app.investigation.service import InvestigationService
@@ -44,6 +53,7 @@ from trace_app.store.types import new_id
 LABELS: tuple[str, ...] = tuple(a.value for a in Attribution)
 INVALID = "INVALID"
 CASE_START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
+CASES_PER_LEDGER = 500
 
 
 class EvalCaseError(ValueError):
@@ -125,6 +135,67 @@ def load_cases(path: Path) -> list[EvalCase]:
     return cases
 
 
+# --- CrisisLexT26 labelled tweets --------------------------------------------------------
+
+CRISISLEX_INFORMATIVE = "Related and informative"
+# Information source -> the label a case gets. Eyewitness tweets are first-hand; tweets
+# by outsiders and media pass on what others saw, so they must never read as first-hand
+# (UNCLEAR: the set says who posted, not where the information came from).
+CRISISLEX_LABELS = {
+    "Eyewitness": Attribution.DIRECT.value,
+    "Outsiders": Attribution.UNCLEAR.value,
+    "Media": Attribution.UNCLEAR.value,
+}
+CRISISLEX_SOURCE = "Tweet author (CrisisLexT26)"
+_CRISISLEX_COLUMNS = ("Tweet ID", "Tweet Text", "Information Source", "Informativeness")
+
+
+def load_crisislex(paths: Sequence[Path]) -> tuple[list[EvalCase], dict[str, int]]:
+    """Cases from CrisisLexT26 labelled CSV files, and how many rows were skipped, by why.
+
+    Only "Related and informative" tweets are kept; Eyewitness tweets become DIRECT cases,
+    Outsiders and Media tweets UNCLEAR ones; every other information source is skipped
+    and counted. A tweet's id (with its file) names the case.
+    """
+    cases: list[EvalCase] = []
+    skipped: dict[str, int] = {}
+    seen: set[str] = set()
+    for path in paths:
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle, skipinitialspace=True)
+            columns = [c.strip() for c in reader.fieldnames or ()]
+            missing = [c for c in _CRISISLEX_COLUMNS if c not in columns]
+            if missing:
+                raise EvalCaseError(f"{path.name}: not a CrisisLexT26 file (no {missing})")
+            for number, row in enumerate(reader, start=2):
+                row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
+                if row["Informativeness"] != CRISISLEX_INFORMATIVE:
+                    key = "not related and informative"
+                    skipped[key] = skipped.get(key, 0) + 1
+                    continue
+                label = CRISISLEX_LABELS.get(row["Information Source"])
+                if label is None:
+                    key = f"source {row['Information Source'] or '(none)'}"
+                    skipped[key] = skipped.get(key, 0) + 1
+                    continue
+                case_id = f"{path.name.split('-tweets')[0]}:{row['Tweet ID'] or number}"
+                if case_id in seen:
+                    skipped["repeated tweet id"] = skipped.get("repeated tweet id", 0) + 1
+                    continue
+                seen.add(case_id)
+                cases.append(
+                    EvalCase(
+                        id=case_id,
+                        text=row["Tweet Text"],
+                        source=CRISISLEX_SOURCE,
+                        named_sources=(),
+                        label=label,
+                        referenced_source=NO_SOURCE,
+                    )
+                )
+    return cases, dict(sorted(skipped.items()))
+
+
 @dataclass(frozen=True, slots=True)
 class CaseOutcome:
     """What the real flow did with one case."""
@@ -143,6 +214,21 @@ class CaseOutcome:
     usage_source: str
     saved: bool
     reason: str
+    # what the evidence rule lowered (cue kinds, or "no_first_hand"); empty when nothing
+    lowered_by: tuple[str, ...] = ()
+    # the kinds of attribution cue found in the text
+    cue_kinds: tuple[str, ...] = ()
+    text_characters: int = 0
+
+    @property
+    def within_limit(self) -> bool:
+        """Whether the text could be sent at all (not empty, at most 3,000 characters)."""
+        return 0 < self.text_characters <= MAX_TEXT_CHARACTERS
+
+    def final_status(self, *, rule_off: bool = False) -> str:
+        """The status, or with ``rule_off`` the one the label rules gave before the
+        evidence rule lowered it (for comparison only)."""
+        return Status.COMPLETED.value if rule_off and self.lowered_by else self.status
 
     @property
     def valid(self) -> bool:
@@ -159,7 +245,19 @@ class CaseOutcome:
     @property
     def misleading(self) -> bool:
         """A report the set says is not first-hand, shown to a person as COMPLETED."""
-        return self.expected_label != Attribution.DIRECT and self.status == Status.COMPLETED
+        return self.is_misleading()
+
+    def is_misleading(self, *, rule_off: bool = False) -> bool:
+        return (
+            self.expected_label != Attribution.DIRECT
+            and self.final_status(rule_off=rule_off) == Status.COMPLETED
+        )
+
+    def first_hand_completed(self, *, rule_off: bool = False) -> bool:
+        return (
+            self.expected_label == Attribution.DIRECT
+            and self.final_status(rule_off=rule_off) == Status.COMPLETED
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +268,7 @@ class EvalReport:
     started_at: str
     outcomes: tuple[CaseOutcome, ...]
     ledger_requests: int
+    skipped: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         outcomes = self.outcomes
@@ -177,16 +276,26 @@ class EvalReport:
         sent = [o for o in outcomes if o.requests_sent > 0]
         latencies = sorted(o.latency_s for o in sent)
         calls = sum(o.requests_sent for o in outcomes)
+        lowered = [o for o in outcomes if o.lowered_by]
         return {
             "cases": total,
+            "skipped": dict(self.skipped),
             "label_accuracy": _share(sum(o.label_correct for o in outcomes), total),
             "source_accuracy": _share(sum(o.source_correct for o in outcomes), total),
             "valid_answer_share": _share(sum(o.valid for o in sent), len(sent)),
-            "misleading_completed": sum(o.misleading for o in outcomes),
+            **attribution_figures(outcomes),
+            "lowered_by_evidence": {
+                "total": len(lowered),
+                "by_kind": _count(kind for o in lowered for kind in o.lowered_by),
+            },
+            "rule_off": attribution_figures(outcomes, rule_off=True),
             "confusion": confusion_matrix(outcomes),
-            "statuses": _count(o.status for o in outcomes),
             "model_calls": calls,
             "ledger_requests": self.ledger_requests,
+            # the attribution call alone: cases that made exactly one call
+            "max_attribution_prompt_tokens": max(
+                (o.prompt_tokens for o in sent if o.requests_sent == 1), default=None
+            ),
             "latency_s": _latency(latencies, calls),
             "tokens": {
                 "prompt": sum(o.prompt_tokens for o in outcomes),
@@ -204,6 +313,24 @@ class EvalReport:
             "summary": self.summary(),
             "cases": [asdict(o) for o in self.outcomes],
         }
+
+
+def attribution_figures(
+    outcomes: Sequence[CaseOutcome], *, rule_off: bool = False
+) -> dict[str, Any]:
+    """Misleading COMPLETED (with case ids), first-hand recall and the statuses, with the
+    evidence rule as it ran or, with ``rule_off``, as if it had not lowered anything."""
+    direct = [o for o in outcomes if o.expected_label == Attribution.DIRECT and o.within_limit]
+    misleading = [o.id for o in outcomes if o.is_misleading(rule_off=rule_off)]
+    return {
+        "misleading_completed": len(misleading),
+        "misleading_ids": misleading,
+        "first_hand_recall": _share(
+            sum(o.first_hand_completed(rule_off=rule_off) for o in direct), len(direct)
+        ),
+        "first_hand_cases": len(direct),
+        "statuses": _count(o.final_status(rule_off=rule_off) for o in outcomes),
+    }
 
 
 def confusion_matrix(outcomes: Sequence[CaseOutcome]) -> dict[str, dict[str, int]]:
@@ -289,6 +416,7 @@ async def run_evaluation(
     cases: Sequence[EvalCase],
     model: ModelSettings,
     *,
+    skipped: dict[str, int] | None = None,
     workdir: Path | None = None,
     provider_factory: Callable[[ProviderConfig], Provider] = build_provider,
     progress: Callable[[CaseOutcome], None] | None = None,
@@ -304,19 +432,26 @@ async def run_evaluation(
         engine = make_engine(f"sqlite:///{folder / 'eval.db'}")
         migrate(engine)
         db = Database(engine)
-        ledger_path = folder / "eval-model-usage.json"
-        cap = min(max(2 * len(cases), 1), 1000)
+        # One throw-away ledger per block of cases: a ledger's cap is at most 1,000
+        # requests, and each case may make two calls.
+        ledger_paths: list[Path] = []
+
+        def block_ledger() -> JsonFileLedger:
+            return JsonFileLedger(ledger_paths[-1], cap=CASES_PER_LEDGER * 2)
+
         passphrase = secrets.token_urlsafe(24)
         service = InvestigationService(
             db,
             model=replace(model, passphrase=passphrase),
-            ledger_factory=lambda: JsonFileLedger(ledger_path, cap=cap),
+            ledger_factory=block_ledger,
             provider_factory=provider_factory,
         )
         started = datetime.now(UTC).isoformat(timespec="seconds")
         outcomes: list[CaseOutcome] = []
         try:
             for index, case in enumerate(cases):
+                if index % CASES_PER_LEDGER == 0:
+                    ledger_paths.append(folder / f"eval-model-usage-{len(ledger_paths)}.json")
                 report_id = _publish_case(db, case, index)
                 began = time.perf_counter()
                 result = await service.investigate(report_id, passphrase)
@@ -336,11 +471,18 @@ async def run_evaluation(
                     usage_source=result.usage.source,
                     saved=result.saved,
                     reason=result.reason,
+                    lowered_by=result.lowered_by,
+                    cue_kinds=tuple(sorted({cue.kind.value for cue in result.evidence})),
+                    text_characters=len(case.text) if case.text.strip() else 0,
                 )
                 outcomes.append(outcome)
                 if progress is not None:
                     progress(outcome)
-            requests = JsonFileLedger(ledger_path, cap=cap).snapshot().requests
+            requests = sum(
+                JsonFileLedger(path, cap=CASES_PER_LEDGER * 2).snapshot().requests
+                for path in ledger_paths
+                if path.exists()
+            )
         finally:
             db.dispose()
     return EvalReport(
@@ -350,14 +492,16 @@ async def run_evaluation(
         started_at=started,
         outcomes=tuple(outcomes),
         ledger_requests=requests,
+        skipped=dict(skipped or {}),
     )
 
 
 # --- output ----------------------------------------------------------------------------
 
 
-def render_text(report: EvalReport) -> str:
-    """The summary as plain text for a terminal (the JSON file holds the same figures)."""
+def render_text(report: EvalReport, *, rule_off: bool = False) -> str:
+    """The summary as plain text for a terminal (the JSON file holds the same figures).
+    ``rule_off`` adds the same attribution figures without the evidence rule."""
     s = report.summary()
     width = max(len(c) for c in (*LABELS, INVALID)) + 2
     columns = (*LABELS, INVALID)
@@ -365,6 +509,10 @@ def render_text(report: EvalReport) -> str:
         f"model {report.model} at {report.base_url}, prompt {report.prompt_version}",
         f"cases {s['cases']}, model calls {s['model_calls']} "
         f"(ledger counted {s['ledger_requests']})",
+    ]
+    if s["skipped"]:
+        lines.append(f"skipped {sum(s['skipped'].values())}: {s['skipped']}")
+    lines += [
         "",
         "confusion (rows: expected label, columns: model's label)",
         "expected".ljust(width) + "".join(c.rjust(width) for c in columns),
@@ -373,21 +521,42 @@ def render_text(report: EvalReport) -> str:
         lines.append(expected.ljust(width) + "".join(str(row[c]).rjust(width) for c in columns))
     latency = s["latency_s"]
     tokens = s["tokens"]
+    lowered = s["lowered_by_evidence"]
     lines += [
         "",
         f"label accuracy        {_pct(s['label_accuracy'])}",
         f"source accuracy       {_pct(s['source_accuracy'])}",
         f"valid answers         {_pct(s['valid_answer_share'])}",
-        f"misleading COMPLETED  {s['misleading_completed']} "
-        "(a report the set calls RELAY/UNCLEAR shown as first-hand)",
-        f"statuses              {s['statuses']}",
+        *_attribution_lines(s),
+        f"lowered by evidence   {lowered['total']} COMPLETED -> NEEDS_REVIEW "
+        f"(by kind {lowered['by_kind']})",
         f"latency per check     mean {latency['per_investigation_mean']} s, "
         f"median {latency['per_investigation_median']} s, "
         f"max {latency['per_investigation_max']} s; per call {latency['per_call_mean']} s",
         f"tokens                prompt {tokens['prompt']}, completion {tokens['completion']} "
-        f"(usage from {tokens['usage_sources']})",
+        f"(usage from {tokens['usage_sources']}); attribution call at most "
+        f"{s['max_attribution_prompt_tokens']} prompt tokens",
     ]
+    if rule_off:
+        lines += [
+            "",
+            "without the evidence rule (for comparison only; the app has no such switch)",
+            *_attribution_lines(s["rule_off"]),
+        ]
     return "\n".join(lines)
+
+
+def _attribution_lines(figures: dict[str, Any]) -> list[str]:
+    ids = figures["misleading_ids"]
+    shown = ", ".join(ids[:20]) + (f", ... ({len(ids) - 20} more)" if len(ids) > 20 else "")
+    return [
+        f"misleading COMPLETED  {figures['misleading_completed']} "
+        "(a report the set calls RELAY/UNCLEAR shown as first-hand)"
+        + (f": {shown}" if ids else ""),
+        f"first-hand recall     {_pct(figures['first_hand_recall'])} "
+        f"(DIRECT cases ending COMPLETED, of {figures['first_hand_cases']} within the limit)",
+        f"statuses              {figures['statuses']}",
+    ]
 
 
 def _pct(value: float | None) -> str:

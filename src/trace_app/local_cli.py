@@ -72,14 +72,31 @@ def demo(
 
 
 def eval_command(
-    cases: Path = typer.Argument(..., exists=True, dir_okay=False, help="Cases (JSONL)."),
+    cases: Path | None = typer.Argument(
+        None, exists=True, dir_okay=False, help="Cases (JSONL); optional with --crisislex."
+    ),
+    crisislex: list[Path] = typer.Option(
+        [],
+        "--crisislex",
+        exists=True,
+        dir_okay=False,
+        help="A CrisisLexT26 labelled CSV file (repeat for more): Eyewitness tweets are "
+        "DIRECT cases, Outsiders and Media tweets are not first-hand.",
+    ),
     out: Path | None = typer.Option(None, "--out", help="Also write the figures as JSON here."),
     quiet: bool = typer.Option(False, "--quiet", help="No line per case."),
+    rule_off: bool = typer.Option(
+        False,
+        "--rule-off",
+        help="Also print the figures as they would be without the evidence rule "
+        "(for comparison only; the app has no such switch).",
+    ),
 ) -> None:
     """Run a labelled set through the real investigation with the configured model.
 
     Prints a confusion matrix, label and source accuracy, misleading COMPLETED outcomes,
-    the share of valid answers, latency and tokens (docs/evaluation.md).
+    first-hand recall, what the evidence rule lowered, the share of valid answers, latency
+    and tokens (docs/evaluation.md).
     """
     from modelgate.errors import NotConfigured
     from trace_app.cli import _settings
@@ -87,37 +104,52 @@ def eval_command(
         CaseOutcome,
         EvalCaseError,
         load_cases,
+        load_crisislex,
         render_text,
         run_evaluation,
         write_json,
     )
     from trace_app.local_model import model_for_commands
 
+    if cases is None and not crisislex:
+        typer.echo("error: give a cases file, --crisislex FILE.csv, or both", err=True)
+        raise typer.Exit(2)
     try:
-        loaded = load_cases(cases)
-    except EvalCaseError as exc:
+        loaded = load_cases(cases) if cases is not None else []
+        tweets, skipped = load_crisislex(crisislex)
+    except (EvalCaseError, OSError, UnicodeDecodeError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    loaded += tweets
+    if skipped:
+        typer.echo(f"CrisisLexT26: {len(tweets)} tweets kept, skipped {skipped}")
+    total = len(loaded)
+    done: list[CaseOutcome] = []
 
     def show(outcome: CaseOutcome) -> None:
+        done.append(outcome)
         if not quiet:
             typer.echo(
-                f"  {outcome.id}: expected {outcome.expected_label}/{outcome.expected_source}, "
-                f"model {outcome.label}/{outcome.referenced_source} -> {outcome.status} "
-                f"({outcome.requests_sent} calls, {outcome.latency_s:.2f} s)"
+                f"  [{len(done)}/{total}] {outcome.id}: expected {outcome.expected_label}/"
+                f"{outcome.expected_source}, model {outcome.label}/{outcome.referenced_source}"
+                f" -> {outcome.status}"
+                + (f" (lowered: {', '.join(outcome.lowered_by)})" if outcome.lowered_by else "")
+                + f" ({outcome.requests_sent} calls, {outcome.latency_s:.2f} s)"
             )
 
     settings = _settings()
     settings.ensure_home()
     try:
         with model_for_commands(log_dir=settings.home) as choice:
-            typer.echo(f"Evaluating {len(loaded)} cases with {choice.description}")
-            report = asyncio.run(run_evaluation(loaded, choice.settings, progress=show))
+            typer.echo(f"Evaluating {total} cases with {choice.description}")
+            report = asyncio.run(
+                run_evaluation(loaded, choice.settings, skipped=skipped, progress=show)
+            )
     except (NotConfigured, ModelSettingsError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     typer.echo("")
-    typer.echo(render_text(report))
+    typer.echo(render_text(report, rule_off=rule_off))
     if out is not None:
         write_json(report, out)
         typer.echo(f"\nwrote {out}")

@@ -127,7 +127,11 @@ async def test_figures_follow_what_the_model_answered(tmp_path: Path) -> None:
     assert seen == [c.id for c in cases]
     by_id = {o.id: o for o in report.outcomes}
     assert by_id["direct"].status == "COMPLETED"
-    assert by_id["relay-shown-as-direct"].status == "COMPLETED"
+    # the model called a relay first-hand; the cues in its text ("says", "We did not see
+    # her") lower it to NEEDS_REVIEW, and the figures say so
+    assert by_id["relay-shown-as-direct"].status == "NEEDS_REVIEW"
+    assert by_id["relay-shown-as-direct"].lowered_by == ("relay", "hearsay")
+    assert by_id["direct"].lowered_by == ()
     assert by_id["relay-compared"].status == "NEEDS_REVIEW"
     assert by_id["relay-compared"].requests_sent == 2
     assert by_id["relay-compared"].support == "SUPPORTS"
@@ -139,16 +143,28 @@ async def test_figures_follow_what_the_model_answered(tmp_path: Path) -> None:
     assert summary["label_accuracy"] == 0.5
     assert summary["source_accuracy"] == 0.5
     assert summary["valid_answer_share"] == 0.75
-    assert summary["misleading_completed"] == 1
+    assert summary["misleading_completed"] == 0 and summary["misleading_ids"] == []
+    assert summary["first_hand_recall"] == 1.0 and summary["first_hand_cases"] == 1
+    assert summary["lowered_by_evidence"] == {
+        "total": 1,
+        "by_kind": {"hearsay": 1, "relay": 1},
+    }
+    # without the rule the same run would have shown the relay as first-hand
+    assert summary["rule_off"]["misleading_completed"] == 1
+    assert summary["rule_off"]["misleading_ids"] == ["relay-shown-as-direct"]
+    assert summary["rule_off"]["statuses"] == {"COMPLETED": 2, "FAILED": 1, "NEEDS_REVIEW": 1}
     assert summary["model_calls"] == 5
     assert summary["ledger_requests"] == 5
     assert summary["confusion"]["RELAY"] == {"DIRECT": 1, "RELAY": 1, "UNCLEAR": 0, INVALID: 0}
     assert summary["confusion"]["UNCLEAR"][INVALID] == 1
-    assert summary["statuses"] == {"COMPLETED": 2, "FAILED": 1, "NEEDS_REVIEW": 1}
+    assert summary["statuses"] == {"COMPLETED": 1, "FAILED": 1, "NEEDS_REVIEW": 2}
     assert len(provider.requests) == 5
 
     text = render_text(report)
-    assert "misleading COMPLETED  1" in text
+    assert "misleading COMPLETED  0" in text and "without the evidence rule" not in text
+    compared = render_text(report, rule_off=True)
+    assert "misleading COMPLETED  1 " in compared.split("without the evidence rule")[1]
+    assert "relay-shown-as-direct" in compared
     out = tmp_path / "out" / "eval.json"
     write_json(report, out)
     written = json.loads(out.read_text(encoding="utf-8"))
