@@ -72,16 +72,19 @@ def demo(
 
 
 def eval_command(
-    cases: Path | None = typer.Argument(
-        None, exists=True, dir_okay=False, help="Cases (JSONL); optional with --crisislex."
-    ),
-    crisislex: list[Path] = typer.Option(
-        [],
-        "--crisislex",
+    files: list[Path] = typer.Argument(
+        ...,
         exists=True,
         dir_okay=False,
-        help="A CrisisLexT26 labelled CSV file (repeat for more): Eyewitness tweets are "
-        "DIRECT cases, Outsiders and Media tweets are not first-hand.",
+        help="Case files (JSONL); with --crisislex, also CrisisLexT26 labelled CSV files.",
+        show_default=False,
+    ),
+    crisislex: bool = typer.Option(
+        False,
+        "--crisislex",
+        help="Read the .csv files given as CrisisLexT26 labelled tweets: Eyewitness tweets "
+        "are DIRECT cases, Outsiders and Media tweets are not first-hand; other sources are "
+        "skipped and counted.",
     ),
     out: Path | None = typer.Option(None, "--out", help="Also write the figures as JSON here."),
     quiet: bool = typer.Option(False, "--quiet", help="No line per case."),
@@ -111,12 +114,13 @@ def eval_command(
     )
     from trace_app.local_model import model_for_commands
 
-    if cases is None and not crisislex:
-        typer.echo("error: give a cases file, --crisislex FILE.csv, or both", err=True)
+    csv_files = [f for f in files if f.suffix.lower() == ".csv"]
+    if csv_files and not crisislex:
+        typer.echo("error: .csv files are read only with --crisislex (CrisisLexT26)", err=True)
         raise typer.Exit(2)
     try:
-        loaded = load_cases(cases) if cases is not None else []
-        tweets, skipped = load_crisislex(crisislex)
+        loaded = [case for f in files if f not in csv_files for case in load_cases(f)]
+        tweets, skipped = load_crisislex(csv_files)
     except (EvalCaseError, OSError, UnicodeDecodeError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

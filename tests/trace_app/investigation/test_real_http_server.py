@@ -270,3 +270,50 @@ def test_litellm_provider_sends_exactly_one_request_per_call(
             assert result["usage"]["prompt_tokens"] == 200
         else:
             assert result["status"] == "FAILED"
+
+
+def test_cli_eval_reads_crisislex_csv_and_prints_the_rule_off_comparison(
+    stub: StubChatServer, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``trace eval --crisislex`` over a CSV in CrisisLexT26's layout (rows written for
+    this test), against a real HTTP server that calls every tweet first-hand."""
+    csv_file = tmp_path / "2099_Test_flood-tweets_labeled.csv"
+    csv_file.write_text(
+        "Tweet ID, Tweet Text, Information Source, Information Type, Informativeness\n"
+        '"1","We are at the school roof with two kids, water still rising",Eyewitness,'
+        "Affected individuals,Related and informative\n"
+        '"2","Flood leaves 3 missing in the valley http://t.co/x",Media,'
+        "Affected individuals,Related and informative\n"
+        '"3","RT @someone: family trapped on Hill Road",Outsiders,'
+        "Affected individuals,Related and informative\n"
+        '"4","Mayor asks people to stay home",Government,'
+        "Affected individuals,Related and informative\n"
+        '"5","thinking of everyone there",Outsiders,'
+        "Affected individuals,Related - but not informative\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("TRACE_MODEL_BASE_URL", stub.base_url)
+    monkeypatch.setenv("TRACE_MODEL", NEMOTRON_MODEL)
+    for _ in range(3):
+        stub.add(answer({"attribution": "DIRECT", "referenced_source": "NONE"}))
+
+    refused = CliRunner().invoke(trace_cli, ["eval", str(csv_file)])
+    assert refused.exit_code == 2 and "--crisislex" in refused.output and stub.count == 0
+
+    out = tmp_path / "eval.json"
+    shown = CliRunner().invoke(
+        trace_cli, ["eval", "--crisislex", str(csv_file), "--rule-off", "--out", str(out)]
+    )
+    assert shown.exit_code == 0, shown.output
+    assert stub.count == 3
+    summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
+    assert summary["skipped"] == {"not related and informative": 1, "source Government": 1}
+    assert summary["misleading_completed"] == 0
+    assert summary["first_hand_recall"] == 1.0
+    assert summary["lowered_by_evidence"] == {
+        "total": 2,
+        "by_kind": {"no_first_hand": 1, "relay": 1},
+    }
+    assert summary["rule_off"]["misleading_completed"] == 2
+    assert "without the evidence rule" in shown.output
+    assert "2099_Test_flood:2" in shown.output  # a misleading id, in the rule-off figures
