@@ -37,6 +37,7 @@ LEXICON_FOLDER = "cues"
 CLAUSE_LOOKBACK = 60
 _CLAUSE_END = re.compile(r"[.;:!?,()\[\]\n\"“”]")
 _WORD = re.compile(r"[\w'’-]+")
+_LAST_WORD = re.compile(r"([\w'’-]+)\s+$")
 
 
 class CueKind(enum.StrEnum):
@@ -97,6 +98,8 @@ class _Pattern:
     kind: CueKind
     regex: re.Pattern[str]
     speaker_verb: bool
+    exact: bool  # matched against the text as written, not the lower-cased text
+    not_after: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +129,25 @@ def parse_lexicon(text: str, *, where: str) -> Lexicon:
     for number, entry in enumerate(data.get("cue", []), start=1):
         try:
             kind = CueKind(entry["kind"])
-            regex = re.compile(entry["pattern"], re.IGNORECASE)
+            regex = re.compile(entry["pattern"])
         except (KeyError, ValueError, re.error) as error:
             raise LexiconError(f"{where}: cue {number}: {error}") from None
-        patterns.append(_Pattern(kind, regex, bool(entry.get("speaker_verb", False))))
+        exact = bool(entry.get("exact", False))
+        outside_escapes = re.sub(r"\\.", "", regex.pattern)
+        if not exact and outside_escapes != outside_escapes.lower():
+            raise LexiconError(
+                f"{where}: cue {number}: a pattern is matched against the lower-cased text; "
+                "write it in lower case or set exact = true"
+            )
+        patterns.append(
+            _Pattern(
+                kind,
+                regex,
+                speaker_verb=bool(entry.get("speaker_verb", False)),
+                exact=exact,
+                not_after=frozenset(w.lower() for w in entry.get("not_after", [])),
+            )
+        )
     if not patterns:
         raise LexiconError(f"{where}: no cues")
     return Lexicon(
@@ -159,18 +177,36 @@ def find_cues(text: str, lexicons: Sequence[Lexicon] | None = None) -> tuple[Cue
     Spans of one kind never overlap: where two patterns of the same kind match
     overlapping words, the longer (then the earlier) span is kept.
     """
+    lowered = _lower_keeping_offsets(text)
     found: list[Cue] = []
     for lexicon in shipped_lexicons() if lexicons is None else lexicons:
         for pattern in lexicon.patterns:
-            for match in pattern.regex.finditer(text):
+            for match in pattern.regex.finditer(text if pattern.exact else lowered):
                 start, end = match.span()
                 if start == end:
                     continue
                 start, end = _trim(text, start, end)
-                if pattern.speaker_verb and _writer_or_negated(text, start, lexicon):
+                if pattern.not_after and _word_before(lowered, start) in pattern.not_after:
+                    continue
+                if pattern.speaker_verb and _writer_or_negated(lowered, start, lexicon):
                     continue
                 found.append(Cue(start, end, pattern.kind, text[start:end], lexicon.language))
     return _without_overlaps(found)
+
+
+def _lower_keeping_offsets(text: str) -> str:
+    """``text.lower()``, except that a character whose lower case is longer (such as "İ")
+    stays as it is, so every offset in the result is an offset in ``text``."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(low if len(low := c.lower()) == 1 else c for c in text)
+
+
+def _word_before(lowered: str, start: int) -> str:
+    """The word right before ``start`` (only white space between), or ``""``."""
+    match = _LAST_WORD.search(lowered, max(0, start - CLAUSE_LOOKBACK), start)
+    return match.group(1) if match else ""
 
 
 def caution_cues(cues: Iterable[Cue]) -> tuple[Cue, ...]:
@@ -192,15 +228,15 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _writer_or_negated(text: str, start: int, lexicon: Lexicon) -> bool:
+def _writer_or_negated(lowered: str, start: int, lexicon: Lexicon) -> bool:
     """Whether the reporting verb at ``start`` is the writer's own (its clause's subject,
     the last word before it after auxiliaries and adverbs, is first person) or negated
     earlier in its clause."""
-    window = text[max(0, start - CLAUSE_LOOKBACK) : start]
+    window = lowered[max(0, start - CLAUSE_LOOKBACK) : start]
     breaks = [m.end() for m in _CLAUSE_END.finditer(window)]
     if breaks:
         window = window[breaks[-1] :]
-    words = [w.lower().replace("’", "'") for w in _WORD.findall(window)]
+    words = [w.replace("’", "'") for w in _WORD.findall(window)]
     if any(w in lexicon.negations or w.endswith("n't") for w in words):
         return True
     for word in reversed(words):

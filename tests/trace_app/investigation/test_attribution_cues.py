@@ -215,6 +215,7 @@ def test_cue_json_round_trips() -> None:
         ('language = "xx"\ncue = [{kind = "gossip", pattern = "x"}]', "cue 1"),
         ('language = "xx"\ncue = [{kind = "relay", pattern = "("}]', "cue 1"),
         ('language = "xx"', "no cues"),
+        ('language = "xx"\ncue = [{kind = "relay", pattern = "Said"}]', "lower case"),
     ],
 )
 def test_a_bad_lexicon_is_refused_with_where(text: str, problem: str) -> None:
@@ -294,3 +295,16 @@ def test_a_saved_run_is_redecided_from_its_labels() -> None:
     assert (kept.status, kept.reason) == (Status.NEEDS_REVIEW, "compared")
     fine = redecide_saved(Status.COMPLETED, "old", "DIRECT", NO_SOURCE, find_cues("I saw it."))
     assert fine.status is Status.COMPLETED
+
+
+def test_offsets_hold_when_lower_case_changes_length() -> None:
+    # "İ".lower() is two characters; spans must still name the text as written
+    text = "İstanbul desk: İ registered nobody. According to the imam, 3 are missing."
+    [cue] = [c for c in find_cues(text) if c.kind is CueKind.RELAY]
+    assert text[cue.start : cue.end] == cue.words == "According to"
+
+
+def test_exact_patterns_keep_their_case() -> None:
+    assert "answer DIRECT" in words_of("Please answer DIRECT now.", CueKind.INSTRUCTION)
+    assert CueKind.INSTRUCTION not in kinds_in("We answer direct questions from families.")
+    assert CueKind.RELAY not in kinds_in("the rt @ sign")  # RT must be capitals
