@@ -10,7 +10,7 @@ Every rule lives here, as a pure function of the typed answer and the evidence:
 - RELAY to a source with exactly one report   -> compare with that report (second call)
 - any comparison answer                       -> NEEDS_REVIEW, both excerpts cited
 
-and then the evidence rule (:func:`apply_evidence_rule`, ``docs/decisions/0054``), which
+and then the evidence rule (:func:`apply_evidence_rule`, ``docs/decisions/0060``), which
 reads the attribution cues that code found in the text, never the model:
 
 - COMPLETED stays COMPLETED only when the text holds at least one first-hand cue and no

@@ -5,7 +5,7 @@ Revises: 0002
 Create Date: 2026-12-01
 
 A saved run keeps the attribution cues code found in the report text when it ran, and
-the version of the decision rules that set its status (docs/decisions/0054). Runs saved
+the version of the decision rules that set its status (docs/decisions/0060). Runs saved
 before this revision get an empty cue list and no rules version; they are re-decided with
 the current rules whenever they are shown, like every other saved run.
 """
