@@ -98,6 +98,7 @@ class _Pattern:
     kind: CueKind
     regex: re.Pattern[str]
     speaker_verb: bool
+    negatable: bool  # no cue when negated earlier in its clause ("no la hemos visto")
     exact: bool  # matched against the text as written, not the lower-cased text
     not_after: frozenset[str]
 
@@ -144,6 +145,7 @@ def parse_lexicon(text: str, *, where: str) -> Lexicon:
                 kind,
                 regex,
                 speaker_verb=bool(entry.get("speaker_verb", False)),
+                negatable=bool(entry.get("negatable", False)),
                 exact=exact,
                 not_after=frozenset(w.lower() for w in entry.get("not_after", [])),
             )
@@ -190,6 +192,8 @@ def find_cues(text: str, lexicons: Sequence[Lexicon] | None = None) -> tuple[Cue
                     continue
                 if pattern.speaker_verb and _writer_or_negated(lowered, start, lexicon):
                     continue
+                if pattern.negatable and _negated(lowered, start, lexicon):
+                    continue
                 found.append(Cue(start, end, pattern.kind, text[start:end], lexicon.language))
     return _without_overlaps(found)
 
@@ -228,18 +232,27 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _writer_or_negated(lowered: str, start: int, lexicon: Lexicon) -> bool:
-    """Whether the reporting verb at ``start`` is the writer's own (its clause's subject,
-    the last word before it after auxiliaries and adverbs, is first person) or negated
-    earlier in its clause."""
+def _clause_words(lowered: str, start: int) -> list[str]:
+    """The words before ``start`` in its own clause (at most CLAUSE_LOOKBACK back)."""
     window = lowered[max(0, start - CLAUSE_LOOKBACK) : start]
     breaks = [m.end() for m in _CLAUSE_END.finditer(window)]
     if breaks:
         window = window[breaks[-1] :]
-    words = [w.replace("’", "'") for w in _WORD.findall(window)]
-    if any(w in lexicon.negations or w.endswith("n't") for w in words):
+    return [w.replace("’", "'") for w in _WORD.findall(window)]
+
+
+def _negated(lowered: str, start: int, lexicon: Lexicon) -> bool:
+    """Whether a negation word comes earlier in the clause of the match at ``start``."""
+    return any(w in lexicon.negations or w.endswith("n't") for w in _clause_words(lowered, start))
+
+
+def _writer_or_negated(lowered: str, start: int, lexicon: Lexicon) -> bool:
+    """Whether the reporting verb at ``start`` is the writer's own (its clause's subject,
+    the last word before it after auxiliaries and adverbs, is first person) or negated
+    earlier in its clause."""
+    if _negated(lowered, start, lexicon):
         return True
-    for word in reversed(words):
+    for word in reversed(_clause_words(lowered, start)):
         if word in lexicon.first_person:
             return True
         if word in _AUXILIARIES or word.endswith("ly"):
