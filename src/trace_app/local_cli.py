@@ -9,6 +9,7 @@ commands to the ``trace`` Typer app.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import secrets
 from pathlib import Path
@@ -35,7 +36,7 @@ def demo(
     from trace_app.local_model import model_for_commands
     from trace_app.web.app import create_app
 
-    settings = _settings()
+    settings = dataclasses.replace(_settings(), demo=True)
     settings.ensure_home()
     generated = False
     try:

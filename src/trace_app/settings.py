@@ -5,7 +5,7 @@
 | ``TRACE_HOME`` | ``<cwd>/.trace-local`` | folder for the SQLite file and the model ledger |
 | ``DATABASE_URL`` | ``sqlite:///<TRACE_HOME>/trace.db`` | SQLAlchemy URL (psycopg 3 for PG) |
 | ``TRACE_MAX_BODY_BYTES`` | ``1048576`` | largest request body the web app accepts (413 above) |
-| ``TRACE_SEED_ON_EMPTY`` | ``1`` | seed the demo when the database holds no incident |
+| ``TRACE_DEMO`` | ``0`` | ``1``: a demo server (seed the demo into an empty database, allow Reset) |
 
 Nothing is created when settings are read; :meth:`TraceSettings.ensure_home` creates the
 home folder on demand (only when the default SQLite file or the ledger needs it).
@@ -39,7 +39,9 @@ class TraceSettings:
     home: Path
     database_url: str
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    seed_on_empty: bool = True
+    # A demo server (``trace demo``, ``trace serve --demo``) seeds the Flood Relief Demo
+    # into an empty database and offers Reset demo; a deployment does neither.
+    demo: bool = False
 
     @classmethod
     def from_env(
@@ -61,12 +63,12 @@ class TraceSettings:
             ) from exc
         if max_body < 1024:
             raise SettingsError("TRACE_MAX_BODY_BYTES must be at least 1024")
-        seed = env.get("TRACE_SEED_ON_EMPTY", "1").strip().lower() not in {"0", "false", "no"}
+        demo = env.get("TRACE_DEMO", "0").strip().lower() in {"1", "true", "yes"}
         return cls(
             home=home,
             database_url=normalize_database_url(url),
             max_body_bytes=max_body,
-            seed_on_empty=seed,
+            demo=demo,
         )
 
     @property

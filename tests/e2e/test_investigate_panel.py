@@ -75,7 +75,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         log_path = home / "server.log"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "trace_app", "serve", "--port", str(port)],
+                [sys.executable, "-m", "trace_app", "serve", "--demo", "--port", str(port)],
                 cwd=home,
                 env=env,
                 stdout=log,

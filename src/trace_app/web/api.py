@@ -9,9 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
 
 from trace_app.demo.seed import reset_demo
@@ -20,7 +20,7 @@ from trace_app.domain.errors import NotFoundError, PublishError, TraceError
 from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
 from trace_app.store.models import Report
-from trace_app.web.deps import get_session
+from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -163,6 +163,12 @@ class AlertPage(BaseModel):
     limit: int
 
 
+class ResetIn(BaseModel):
+    """The reset takes an empty object."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class ResetOut(BaseModel):
     incident_id: str
     reports: int
@@ -283,9 +289,19 @@ def list_open_alerts(
     )
 
 
-@router.post("/demo/reset", response_model=ResetOut)
-def reset(session: Session = Depends(get_session)) -> ResetOut:
-    """Delete everything (investigation runs included) and seed the demo again."""
+@router.post(
+    "/demo/reset",
+    response_model=ResetOut,
+    responses={403: {"model": ErrorOut, "description": "Not a demo server, or cross-site"}},
+)
+def reset(
+    request: Request, _body: ResetIn, session: Session = Depends(get_session)
+) -> ResetOut | JSONResponse:
+    """Delete everything (investigation runs included) and seed the demo again.
+
+    Only on a demo server (``trace demo``, ``trace serve --demo``); elsewhere 403."""
+    if not is_demo(request):
+        return JSONResponse({"detail": DEMO_ONLY_MESSAGE, "code": "demo_only"}, status_code=403)
     incident = reset_demo(session)
     session.commit()
     summary = next(s for s in queries.list_incidents(session) if s.incident.id == incident.id)

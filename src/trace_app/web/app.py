@@ -1,7 +1,8 @@
 """The FastAPI application factory.
 
-``create_app(settings)`` opens the database, applies migrations, seeds the demo when the
-database is empty, and mounts the pages, the JSON API and the static files. The
+``create_app(settings)`` opens the database, applies migrations, seeds the demo into an
+empty database on a demo server only (``settings.demo``; a deployment never seeds and
+refuses Reset demo), and mounts the pages, the JSON API and the static files. The
 investigation's routes are included when ``trace_app.web.investigation_routes`` exists
 (it exposes ``router``).
 """
@@ -34,7 +35,7 @@ def create_app(settings: TraceSettings | None = None, *, db: Database | None = N
     settings = settings or TraceSettings.from_env()
     load_optional_parts()
     database = db or Database.from_settings(settings)
-    if settings.seed_on_empty:
+    if settings.demo:
         with database.session() as session:
             if ensure_seeded(session):
                 log.info("seeded the demo into an empty database")

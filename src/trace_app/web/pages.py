@@ -15,7 +15,7 @@ from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError, PublishError
 from trace_app.domain.publish import publish_and_commit
 from trace_app.store.models import ClaimStatus, Incident, Report
-from trace_app.web.deps import database, get_session, render
+from trace_app.web.deps import DEMO_ONLY_MESSAGE, database, get_session, is_demo, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
 
 router = APIRouter(include_in_schema=False)
@@ -177,7 +177,11 @@ def _publish_form(request: Request, session: Session, form: ReportForm) -> Respo
 
 
 @router.post("/demo/reset")
-def reset(session: Session = Depends(get_session)) -> Response:
+def reset(request: Request, session: Session = Depends(get_session)) -> Response:
+    if not is_demo(request):
+        return render(
+            request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
+        )
     reset_demo(session)
     session.commit()
     return RedirectResponse("/?reset=1", status_code=303)
