@@ -5,7 +5,7 @@
 | ``TRACE_HOME`` | ``<cwd>/.trace-local`` | folder for the SQLite file and the model ledger |
 | ``DATABASE_URL`` | ``sqlite:///<TRACE_HOME>/trace.db`` | SQLAlchemy URL (psycopg 3 for PG) |
 | ``TRACE_MAX_BODY_BYTES`` | ``1048576`` | largest request body the web app accepts (413 above) |
-| ``TRACE_DEMO`` | ``0`` | ``1``: a demo server (seed the demo into an empty database, allow Reset) |
+| ``TRACE_DEMO`` | ``0`` | ``1``: a demo server (seed an empty database, allow Reset) |
 
 Nothing is created when settings are read; :meth:`TraceSettings.ensure_home` creates the
 home folder on demand (only when the default SQLite file or the ledger needs it).
