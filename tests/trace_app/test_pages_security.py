@@ -247,9 +247,7 @@ def test_people_pager(web: TestClient, incident_id: str) -> None:
 
 def test_empty_database_when_seeding_is_off(tmp_path: Path) -> None:
     home = tmp_path / "h"
-    settings = TraceSettings(
-        home=home, database_url=f"sqlite:///{home / 'trace.db'}", demo=False
-    )
+    settings = TraceSettings(home=home, database_url=f"sqlite:///{home / 'trace.db'}", demo=False)
     with TestClient(create_app(settings)) as web:
         assert web.get("/api/incidents").json() == {"items": []}
         assert "No incident yet" in web.get("/").text

@@ -9,14 +9,33 @@ added and flushed together, and the caller's commit (or rollback) decides for al
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from trace_app.domain.errors import EmptyReportError, InvalidReportError, NotFoundError
+from trace_app.domain.errors import (
+    EmptyReportError,
+    InvalidReportError,
+    NotFoundError,
+)
+from trace_app.domain.text import (
+    MAX_REFERENCES,
+    IdText,
+    LocationText,
+    PersonNameText,
+    ReferenceText,
+    ReportText,
+    SourceNameText,
+    SummaryText,
+    clean_name,
+    name_key,
+)
 from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.store.models import (
     Alert,
@@ -30,53 +49,82 @@ from trace_app.store.models import (
 )
 from trace_app.store.types import as_utc, new_id, utc_now
 
-MAX_NAME_LENGTH = 200
-MAX_LOCATION_LENGTH = 300
-MAX_REFERENCES = 50
-MAX_REFERENCE_LENGTH = 500
+MAX_AGE = 150
+# A report time may be this far ahead of the server's clock (clocks drift); later is refused.
+CLOCK_SKEW = timedelta(minutes=5)
+EARLIEST_REPORT = datetime(1900, 1, 1, tzinfo=UTC)
+
+
+def _schema_requires(*names: str) -> Callable[[dict[str, Any]], None]:
+    """Mark fields required in the JSON schema: their Python defaults exist only so that
+    a missing summary, text or person gets the domain's own message (it is refused)."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        required = list(schema.get("required", []))
+        schema["required"] = [*required, *(n for n in names if n not in required)]
+        for name in names:
+            schema.get("properties", {}).get(name, {}).pop("default", None)
+
+    return extra
 
 
 class PersonInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_schema_requires("name"))
 
-    name: str = ""
-    age: int | None = Field(default=None, ge=0, le=150)
+    name: PersonNameText = Field(
+        default="", description="The person's name; stored in NFC with whitespace collapsed."
+    )
+    age: int | None = Field(default=None, ge=0, le=MAX_AGE)
 
 
 class PublishReportInput(BaseModel):
-    """What an organisation publishes. Summary and text default to empty so that a missing
-    field gets the same message as an empty one."""
+    """What an organisation publishes. The JSON schema states every limit exactly
+    (lengths, refused characters, the age range); a report time must lie between
+    1900 and a few minutes from now. Summary, text and person default to empty so that a
+    missing field gets the same message as an empty one (the schema marks them required)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=_schema_requires("summary", "original_text", "person"),
+    )
 
-    incident_id: str
-    source: str
-    summary: str = ""
-    original_text: str = ""
-    reported_at: datetime | None = None
-    references: list[str] = Field(default_factory=list)
+    incident_id: IdText
+    source: SourceNameText = Field(
+        description="The publishing organisation; an unknown name creates it."
+    )
+    summary: SummaryText = ""
+    original_text: ReportText = ""
+    reported_at: datetime | None = Field(
+        default=None, description="Default: now. At most five minutes in the future."
+    )
+    references: list[ReferenceText] = Field(default_factory=list, max_length=MAX_REFERENCES)
     person: PersonInput = Field(default_factory=PersonInput)
     status: ClaimStatus
-    location: str = ""
+    location: LocationText = ""
 
     @field_validator("references")
     @classmethod
     def _clean_references(cls, value: list[str]) -> list[str]:
-        cleaned = [item.strip() for item in value if item.strip()]
-        if len(cleaned) > MAX_REFERENCES:
-            raise ValueError(f"at most {MAX_REFERENCES} references")
-        if any(len(item) > MAX_REFERENCE_LENGTH for item in cleaned):
-            raise ValueError(f"a reference is longer than {MAX_REFERENCE_LENGTH} characters")
-        return cleaned
+        return [item.strip() for item in value if item.strip()]
 
-
-def name_key(name: str) -> str:
-    """How names are matched: trimmed, inner whitespace collapsed, case-folded."""
-    return " ".join(name.split()).casefold()
-
-
-def clean_name(name: str) -> str:
-    return " ".join(name.split())
+    @field_validator("reported_at")
+    @classmethod
+    def _reported_at_in_range(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        try:
+            when = as_utc(value)
+        except OverflowError:
+            raise PydanticCustomError(
+                "time_range", "is outside the range of times Trace can store"
+            ) from None
+        if when < EARLIEST_REPORT:
+            raise PydanticCustomError("time_range", "must not be before the year 1900")
+        if when > utc_now() + CLOCK_SKEW:
+            raise PydanticCustomError(
+                "time_future", "is in the future; a report tells what has already happened"
+            )
+        return when
 
 
 def _validate(data: PublishReportInput) -> None:
@@ -86,10 +134,6 @@ def _validate(data: PublishReportInput) -> None:
         raise InvalidReportError("Choose the organisation that publishes the report.")
     if not clean_name(data.person.name):
         raise InvalidReportError("Enter the name of the person the report is about.")
-    if len(clean_name(data.person.name)) > MAX_NAME_LENGTH or len(data.source) > MAX_NAME_LENGTH:
-        raise InvalidReportError(f"Names are limited to {MAX_NAME_LENGTH} characters.")
-    if len(data.location.strip()) > MAX_LOCATION_LENGTH:
-        raise InvalidReportError(f"The location is limited to {MAX_LOCATION_LENGTH} characters.")
 
 
 def find_or_create_organization(session: Session, name: str, kind: str = "other") -> Organization:

@@ -7,9 +7,9 @@ Lists are objects ``{"items": [...], "total", "offset", "limit"}``; errors are
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
@@ -19,15 +19,40 @@ from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError, PublishError, TraceError
 from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.store.models import Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
+from trace_app.web.errors import ValidationErrorOut
 
-router = APIRouter(prefix="/api", tags=["api"])
+# The largest list offset accepted (far beyond any incident; SQLite's integers end at 2**63).
+MAX_OFFSET = 1_000_000_000
 
 
 class ErrorOut(BaseModel):
     detail: str
     code: str
+
+
+class ServerErrorOut(BaseModel):
+    detail: str
+    code: str
+    error_id: str
+
+
+# Answers any API request may get from the security middleware or the error handler.
+COMMON_RESPONSES: dict[int | str, dict[str, Any]] = {
+    413: {"model": ErrorOut, "description": "Body larger than TRACE_MAX_BODY_BYTES"},
+    415: {"model": ErrorOut, "description": "A POST body that is not application/json"},
+    422: {"model": ValidationErrorOut, "description": "A field is not valid; detail names it"},
+    500: {"model": ServerErrorOut, "description": "A server fault; the log has the error id"},
+}
+
+router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+
+IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+ReportId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
+Limit = Annotated[int, Query(ge=1, le=queries.MAX_PAGE_SIZE)]
 
 
 class PersonRef(BaseModel):
@@ -188,7 +213,14 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "descript
     "/reports",
     status_code=201,
     response_model=ReportOut,
-    responses={422: {"model": ErrorOut, "description": "Empty summary or text, or bad field"}},
+    responses={
+        403: {"model": ErrorOut, "description": "Cross-site request"},
+        404: {"model": ErrorOut, "description": "No such incident"},
+        422: {
+            "model": ValidationErrorOut,
+            "description": "Empty summary or text (code empty_report), or another bad field",
+        },
+    },
 )
 def create_report(
     data: PublishReportInput, session: Session = Depends(get_session)
@@ -224,9 +256,9 @@ def list_incidents(session: Session = Depends(get_session)) -> IncidentList:
 
 @router.get("/incidents/{incident_id}/reports", response_model=ReportPage, responses=NOT_FOUND)
 def list_reports(
-    incident_id: str,
-    offset: int = Query(0, ge=0),
-    limit: int = Query(100, ge=1, le=queries.MAX_PAGE_SIZE),
+    incident_id: IncidentId,
+    offset: Offset = 0,
+    limit: Limit = 100,
     session: Session = Depends(get_session),
 ) -> ReportPage | JSONResponse:
     try:
@@ -243,7 +275,9 @@ def list_reports(
 
 
 @router.get("/reports/{report_id}", response_model=ReportOut, responses=NOT_FOUND)
-def get_report(report_id: str, session: Session = Depends(get_session)) -> ReportOut | JSONResponse:
+def get_report(
+    report_id: ReportId, session: Session = Depends(get_session)
+) -> ReportOut | JSONResponse:
     try:
         return ReportOut.of(queries.get_report(session, report_id))
     except NotFoundError as exc:
@@ -252,9 +286,9 @@ def get_report(report_id: str, session: Session = Depends(get_session)) -> Repor
 
 @router.get("/incidents/{incident_id}/people", response_model=PeoplePage, responses=NOT_FOUND)
 def list_people(
-    incident_id: str,
-    offset: int = Query(0, ge=0),
-    limit: int = Query(100, ge=1, le=queries.MAX_PAGE_SIZE),
+    incident_id: IncidentId,
+    offset: Offset = 0,
+    limit: Limit = 100,
     session: Session = Depends(get_session),
 ) -> PeoplePage | JSONResponse:
     try:
@@ -272,8 +306,8 @@ def list_people(
 
 @router.get("/incidents/{incident_id}/alerts", response_model=AlertPage, responses=NOT_FOUND)
 def list_open_alerts(
-    incident_id: str,
-    limit: int = Query(100, ge=1, le=queries.MAX_PAGE_SIZE),
+    incident_id: IncidentId,
+    limit: Limit = 100,
     session: Session = Depends(get_session),
 ) -> AlertPage | JSONResponse:
     try:
@@ -292,7 +326,7 @@ def list_open_alerts(
 @router.post(
     "/demo/reset",
     response_model=ResetOut,
-    responses={403: {"model": ErrorOut, "description": "Not a demo server, or cross-site"}},
+    responses={403: {"model": ErrorOut, "description": "Not a demo server (code demo_only)"}},
 )
 def reset(
     request: Request, _body: ResetIn, session: Session = Depends(get_session)
