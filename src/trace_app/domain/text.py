@@ -11,8 +11,9 @@ Every free-text field of a report has a documented maximum (docs/trace.md) and r
   need, are kept.
 
 The rules are regular expressions, published as ``pattern`` in the OpenAPI schema and
-enforced with Python's ``re`` (the engine the schema's readers in this project use), so
-that the schema says exactly what is accepted. The validators only add plain messages.
+enforced with Python's ``re``, so that the schema says exactly what is accepted (lone
+surrogates aside: JSON text cannot carry them as Unicode, and they are refused first).
+The validators only add plain messages.
 
 Names are normalised to NFC and their whitespace collapsed before they are stored or
 matched (:func:`clean_name`, :func:`name_key`), so a decomposed "é" finds the person
@@ -36,8 +37,10 @@ MAX_ORIGINAL_TEXT_CHARACTERS = 20_000
 MAX_REFERENCES = 50
 MAX_REFERENCE_CHARACTERS = 500
 
-# Character classes (as regex text, valid in Python's re and in ECMA-262).
-_UNSTORABLE = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff"
+# Character classes (as regex text, valid in Python's re, ECMA-262 and Rust's regex).
+# Lone surrogates are refused too, but no pattern names them: they are not Unicode
+# scalar values, and a schema pattern holding them is invalid for Rust-based validators.
+_UNSTORABLE = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f"
 _BIDI = r"\u202a-\u202e\u2066-\u2069"
 BIDI_CONTROLS = frozenset(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 

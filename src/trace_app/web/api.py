@@ -22,30 +22,10 @@ from trace_app.domain.queries import AlertListing, PersonListing
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.store.models import Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
-from trace_app.web.errors import ValidationErrorOut
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
 
 # The largest list offset accepted (far beyond any incident; SQLite's integers end at 2**63).
 MAX_OFFSET = 1_000_000_000
-
-
-class ErrorOut(BaseModel):
-    detail: str
-    code: str
-
-
-class ServerErrorOut(BaseModel):
-    detail: str
-    code: str
-    error_id: str
-
-
-# Answers any API request may get from the security middleware or the error handler.
-COMMON_RESPONSES: dict[int | str, dict[str, Any]] = {
-    413: {"model": ErrorOut, "description": "Body larger than TRACE_MAX_BODY_BYTES"},
-    415: {"model": ErrorOut, "description": "A POST body that is not application/json"},
-    422: {"model": ValidationErrorOut, "description": "A field is not valid; detail names it"},
-    500: {"model": ServerErrorOut, "description": "A server fault; the log has the error id"},
-}
 
 router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 

@@ -18,6 +18,7 @@ from importlib import resources
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trace_app.demo.seed import ensure_seeded
 from trace_app.plugins import load_optional_parts
@@ -25,7 +26,7 @@ from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
 from trace_app.web import api, pages
 from trace_app.web.deps import ReportContextProvider, make_templates
-from trace_app.web.errors import validation_handler
+from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.security import SecurityMiddleware
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ def create_app(settings: TraceSettings | None = None, *, db: Database | None = N
     app.state.report_context_providers = report_context
 
     app.add_exception_handler(RequestValidationError, validation_handler)
+    app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_middleware(SecurityMiddleware, max_body_bytes=settings.max_body_bytes)
     static_dir = resources.files("trace_app.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")

@@ -18,9 +18,12 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 
 from trace_app.domain.errors import EMPTY_REPORT_MESSAGE
 from trace_app.domain.publish import MAX_AGE
+from trace_app.web.deps import render
 
 # Custom error types whose message is a whole sentence, shown without the field's name.
 SENTENCE_TYPES = frozenset({"blank", "empty_report"})
@@ -42,6 +45,17 @@ REPORT_RULE_TYPES = frozenset(
 )
 
 
+class ErrorOut(BaseModel):
+    detail: str
+    code: str
+
+
+class ServerErrorOut(BaseModel):
+    detail: str
+    code: str
+    error_id: str
+
+
 class ErrorItem(BaseModel):
     loc: list[str | int]
     msg: str
@@ -49,9 +63,22 @@ class ErrorItem(BaseModel):
 
 
 class ValidationErrorOut(BaseModel):
+    """A refused body or parameter; ``errors`` is absent when a domain rule refused it
+    (an empty summary or text, a blank name or source)."""
+
     detail: str
     code: str
-    errors: list[ErrorItem]
+    errors: list[ErrorItem] = []
+
+
+# Answers any API request may get from the security middleware or the error handlers.
+COMMON_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "A body that is not JSON, or a bad Content-Length"},
+    413: {"model": ErrorOut, "description": "Body larger than TRACE_MAX_BODY_BYTES"},
+    415: {"model": ErrorOut, "description": "A POST body that is not application/json"},
+    422: {"model": ValidationErrorOut, "description": "A field is not valid; detail names it"},
+    500: {"model": ServerErrorOut, "description": "A server fault; the log has the error id"},
+}
 
 
 def field_name(loc: Sequence[Any]) -> str:
@@ -133,3 +160,26 @@ def validation_body(errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 async def validation_handler(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     return JSONResponse(validation_body(exc.errors()), status_code=422)
+
+
+async def http_error_handler(request: Request, exc: Exception) -> Response:
+    """Starlette's HTTP errors (a body that is not JSON, an unknown path, a wrong method):
+    ``{"detail", "code"}`` on the API, the error page elsewhere."""
+    assert isinstance(exc, StarletteHTTPException)
+    headers = dict(exc.headers or {})
+    if request.url.path.startswith("/api/"):
+        detail = exc.detail if isinstance(exc.detail, str) else "The request was refused."
+        return JSONResponse(
+            {"detail": detail, "code": f"http_{exc.status_code}"},
+            status_code=exc.status_code,
+            headers=headers,
+        )
+    titles = {404: "Not found", 405: "Method not allowed"}
+    response = render(
+        request,
+        "error.html",
+        {"title": titles.get(exc.status_code, "Request refused"), "message": str(exc.detail)},
+        exc.status_code,
+    )
+    response.headers.update(headers)
+    return response

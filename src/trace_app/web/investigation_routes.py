@@ -17,9 +17,9 @@ service, and never stored, logged or rendered: the panel's field is always empty
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Form, Request
+from fastapi import APIRouter, FastAPI, Form, Path, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
@@ -28,6 +28,7 @@ from starlette.responses import Response
 from modelgate.errors import LedgerUnavailable
 from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.investigation import evidence_store
 from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS
 from trace_app.investigation.outcome import InvestigationResult
@@ -35,8 +36,14 @@ from trace_app.investigation.service import InvestigationService, build_service
 from trace_app.investigation.vocabulary import MODE_MEANINGS, STATUS_MEANINGS
 from trace_app.store.models import Report
 from trace_app.web.deps import render
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
 
 router = APIRouter(tags=["investigation"])
+
+ReportId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorOut, "description": "No such report (or no saved run)"}
+}
 
 MAX_PASSPHRASE_CHARACTERS = 512
 
@@ -59,6 +66,7 @@ def _not_found(message: str) -> JSONResponse:
 
 @router.post(
     "/api/reports/{report_id}/investigate",
+    responses={**COMMON_RESPONSES, **NOT_FOUND, 403: {"model": ErrorOut}},
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -66,7 +74,7 @@ def _not_found(message: str) -> JSONResponse:
         }
     },
 )
-async def investigate_api(request: Request, report_id: str) -> JSONResponse:
+async def investigate_api(request: Request, report_id: ReportId) -> JSONResponse:
     """The body is required JSON (``{}`` when there is no passphrase): like every API POST
     it must be ``application/json``, and an empty or invalid body is a 422, never a silent
     default. The body is validated here so that a 422 never echoes what was sent (it may
@@ -74,11 +82,11 @@ async def investigate_api(request: Request, report_id: str) -> JSONResponse:
     try:
         body = InvestigateIn.model_validate_json(await request.body())
     except ValidationError as exc:
-        problems = [
-            {"loc": ["body", *error["loc"]], "msg": error["msg"], "type": error["type"]}
+        errors = [
+            {**error, "loc": ("body", *error["loc"])}
             for error in exc.errors(include_url=False, include_input=False)
         ]
-        return JSONResponse({"detail": problems, "code": "invalid_body"}, status_code=422)
+        return JSONResponse(validation_body(errors), status_code=422)
     try:
         result = await service(request).investigate(report_id, body.passphrase)
     except NotFoundError as exc:
@@ -86,8 +94,8 @@ async def investigate_api(request: Request, report_id: str) -> JSONResponse:
     return JSONResponse(result.as_json())
 
 
-@router.get("/api/reports/{report_id}/investigation")
-def saved_investigation_api(request: Request, report_id: str) -> JSONResponse:
+@router.get("/api/reports/{report_id}/investigation", responses={**COMMON_RESPONSES, **NOT_FOUND})
+def saved_investigation_api(request: Request, report_id: ReportId) -> JSONResponse:
     try:
         result = service(request).saved_result(report_id)
     except NotFoundError as exc:
@@ -97,7 +105,13 @@ def saved_investigation_api(request: Request, report_id: str) -> JSONResponse:
     return JSONResponse(result.as_json())
 
 
-@router.get("/api/ledger")
+@router.get(
+    "/api/ledger",
+    responses={
+        **COMMON_RESPONSES,
+        503: {"model": ErrorOut, "description": "The ledger cannot be read"},
+    },
+)
 def ledger_api(request: Request) -> JSONResponse:
     svc = service(request)
     try:
