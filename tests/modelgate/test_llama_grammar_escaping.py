@@ -63,7 +63,7 @@ def unescape_gbnf(body: str) -> str:
 
 
 def source_rule(gbnf: str) -> str:
-    for line in gbnf.splitlines():
+    for line in gbnf.split("\n"):  # not splitlines(): names may hold U+2028, U+0085
         name, _, rule = line.partition(" ::= ")
         if name.startswith("referenced-source"):
             return rule
