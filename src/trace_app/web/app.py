@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 
@@ -34,7 +34,15 @@ log = logging.getLogger(__name__)
 INVESTIGATION_ROUTES = "trace_app.web.investigation_routes"
 
 
-def create_app(settings: TraceSettings | None = None, *, db: Database | None = None) -> FastAPI:
+def create_app(
+    settings: TraceSettings | None = None,
+    *,
+    db: Database | None = None,
+    model_health: Callable[[], str | None] | None = None,
+) -> FastAPI:
+    """``model_health`` (e.g. the embedded server's ``unavailable_reason``) says why the
+    model cannot take a call now, or ``None``; the investigation checks it before a call
+    and the Investigate panel shows it."""
     settings = settings or TraceSettings.from_env()
     load_optional_parts()
     database = db or Database.from_settings(settings)
@@ -57,6 +65,7 @@ def create_app(settings: TraceSettings | None = None, *, db: Database | None = N
     )
     app.state.settings = settings
     app.state.db = database
+    app.state.model_health = model_health
     app.state.templates = make_templates()
     report_context: list[ReportContextProvider] = []
     app.state.report_context_providers = report_context

@@ -182,5 +182,12 @@ def panel_context(session: Session, report: Report) -> dict[str, Any]:
 
 def setup(app: FastAPI) -> None:
     """Called by the app factory: build the service and register the panel context."""
+    health = getattr(app.state, "model_health", None)
     app.state.investigation = build_service(app.state.db, app.state.settings)
-    app.state.report_context_providers.append(panel_context)
+    app.state.investigation.model_health = health
+
+    def panel_with_model_state(session: Session, report: Report) -> dict[str, Any]:
+        notice = health() if health is not None else None
+        return {**panel_context(session, report), "model_notice": notice}
+
+    app.state.report_context_providers.append(panel_with_model_state)
