@@ -28,6 +28,7 @@ from trace_app.web import api, pages
 from trace_app.web.deps import ReportContextProvider, make_templates
 from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.security import SecurityMiddleware
+from trace_app.web.throttle import PassphraseThrottle
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,11 @@ def create_app(
     app.state.settings = settings
     app.state.db = database
     app.state.model_health = model_health
+    app.state.passphrase_throttle = PassphraseThrottle(
+        settings.guess_limit,
+        settings.guess_limit_overall,
+        settings.rate_limit_storage,
+    )
     app.state.templates = make_templates()
     report_context: list[ReportContextProvider] = []
     app.state.report_context_providers = report_context

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Form, Path, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
+from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
@@ -37,6 +38,7 @@ from trace_app.investigation.vocabulary import MODE_MEANINGS, STATUS_MEANINGS
 from trace_app.store.models import Report
 from trace_app.web.deps import render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
+from trace_app.web.throttle import PassphraseThrottle, Refusal
 
 router = APIRouter(tags=["investigation"])
 
@@ -66,7 +68,12 @@ def _not_found(message: str) -> JSONResponse:
 
 @router.post(
     "/api/reports/{report_id}/investigate",
-    responses={**COMMON_RESPONSES, **NOT_FOUND, 403: {"model": ErrorOut}},
+    responses={
+        **COMMON_RESPONSES,
+        **NOT_FOUND,
+        403: {"model": ErrorOut},
+        429: {"model": ErrorOut, "description": "Too many wrong passphrases; see Retry-After"},
+    },
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -87,6 +94,13 @@ async def investigate_api(request: Request, report_id: ReportId) -> JSONResponse
             for error in exc.errors(include_url=False, include_input=False)
         ]
         return JSONResponse(validation_body(errors), status_code=422)
+    refusal = _throttled(request, body.passphrase)
+    if refusal is not None:
+        return JSONResponse(
+            {"detail": refusal.message, "code": "too_many_attempts"},
+            status_code=429,
+            headers={"Retry-After": str(refusal.retry_after_s)},
+        )
     try:
         result = await service(request).investigate(report_id, body.passphrase)
     except NotFoundError as exc:
@@ -145,6 +159,17 @@ async def investigate_form(
     if len(passphrase) > MAX_PASSPHRASE_CHARACTERS:  # checked here: a 422 never echoes it
         message = f"The passphrase is longer than {MAX_PASSPHRASE_CHARACTERS} characters."
         return render(request, "error.html", {"title": "Invalid request", "message": message}, 422)
+    refusal = _throttled(request, passphrase)
+    if refusal is not None:
+        headers = {"Retry-After": str(refusal.retry_after_s)}
+        if request.headers.get("hx-request") == "true":
+            fragment = Markup('<p class="error" role="alert" id="throttled">{}</p>')
+            return HTMLResponse(fragment.format(refusal.message), 429, headers=headers)
+        page = render(
+            request, "error.html", {"title": "Try again later", "message": refusal.message}, 429
+        )
+        page.headers.update(headers)
+        return page
     try:
         result = await service(request).investigate(report_id, passphrase or None)
     except NotFoundError as exc:
@@ -163,6 +188,20 @@ async def investigate_form(
             context.update(provider(session, report))
         context.update(card_context(result))
         return render(request, "report.html", context)
+
+
+def _throttled(request: Request, passphrase: str | None) -> Refusal | None:
+    """A refusal when wrong passphrases from this client (or overall) ran out; counts a
+    typed passphrase that does not match. Nothing typed, or live checks off: never."""
+    svc = service(request)
+    if not passphrase or not svc.model.live_enabled:
+        return None
+    throttle: PassphraseThrottle = request.app.state.passphrase_throttle
+    address = request.client.host if request.client is not None else "unknown"
+    refusal = throttle.refusal(address)
+    if refusal is None and not svc.model.passphrase_matches(passphrase):
+        throttle.wrong(address)
+    return refusal
 
 
 def card_context(result: InvestigationResult | None) -> dict[str, Any]:
