@@ -9,6 +9,8 @@ added and flushed together, and the caller's commit (or rollback) decides for al
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from trace_app.domain.errors import (
@@ -232,13 +234,32 @@ def publish_report(session: Session, data: PublishReportInput) -> Report:
     return report
 
 
+# A write transaction that finds SQLite's lock held past its busy timeout is tried again,
+# with growing pauses, for at most this long in all.
+LOCKED_RETRY_S = 30.0
+_LOCKED_PAUSES_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0)
+_SQLITE_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
+
+
+def _sqlite_locked(error: OperationalError) -> bool:
+    code = getattr(error.orig, "sqlite_errorcode", None)
+    return isinstance(error.orig, sqlite3.OperationalError) and (
+        code is not None and (code & 0xFF) in _SQLITE_BUSY_CODES
+    )
+
+
 def publish_and_commit(session: Session, data: PublishReportInput) -> Report:
     """Publish and commit; on a unique-name race (another request created the same
     person or organisation first) roll back and try once more, which then finds it.
+    On SQLite, a write lock still held by another writer after the busy timeout
+    ("database is locked") rolls back and tries again, for up to ``LOCKED_RETRY_S``.
 
     Validation errors propagate with the session rolled back and nothing saved.
     """
-    for attempt in (1, 2):
+    deadline = time.monotonic() + LOCKED_RETRY_S
+    name_races = 0
+    waits = 0
+    while True:
         try:
             session.connection(execution_options=WRITE_TRANSACTION)  # SQLite: BEGIN IMMEDIATE
             report = publish_report(session, data)
@@ -246,9 +267,15 @@ def publish_and_commit(session: Session, data: PublishReportInput) -> Report:
             return report
         except IntegrityError:
             session.rollback()
-            if attempt == 2:
+            name_races += 1
+            if name_races == 2:
                 raise
+        except OperationalError as error:
+            session.rollback()
+            if not _sqlite_locked(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(_LOCKED_PAUSES_S[min(waits, len(_LOCKED_PAUSES_S) - 1)])
+            waits += 1
         except BaseException:
             session.rollback()
             raise
-    raise AssertionError("unreachable")

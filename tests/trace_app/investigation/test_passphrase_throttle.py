@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from trace_app.demo import seed
 from trace_app.settings import SettingsError, TraceSettings
 from trace_app.web.app import create_app
 from trace_app.web.throttle import PassphraseThrottle
