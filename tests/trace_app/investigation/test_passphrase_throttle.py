@@ -66,7 +66,7 @@ def test_the_form_is_throttled_too(web: TestClient) -> None:
     report = first_report(web)
     web.get(f"/reports/{report}")
     token = web.cookies["trace_csrf"]
-    for n in range(5):
+    for _ in range(5):
         web.post(f"/reports/{report}/investigate", data={"csrf_token": token, "passphrase": "x"})
     page = web.post(f"/reports/{report}/investigate", data={"csrf_token": token, "passphrase": "y"})
     assert page.status_code == 429 and "retry-after" in page.headers
