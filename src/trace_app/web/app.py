@@ -75,6 +75,8 @@ def create_app(
     app.state.templates = make_templates()
     report_context: list[ReportContextProvider] = []
     app.state.report_context_providers = report_context
+    # (request, report) -> names for the report view, e.g. a no-JS check's result
+    app.state.report_request_providers = []
 
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)

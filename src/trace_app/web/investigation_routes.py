@@ -8,8 +8,11 @@
 - ``GET /api/reports/{report_id}/investigation`` shows the saved result, or 404. It never
   calls a model.
 - ``GET /api/ledger`` shows the ledger's counts and cap (no secrets).
-- ``POST /reports/{report_id}/investigate`` is the panel's htmx form; it answers with the
-  result card (or the whole report page when htmx is not running).
+- ``POST /reports/{report_id}/investigate`` is the panel's form. With htmx it answers with
+  the result card. Without JavaScript it answers 303 (Post/Redirect/Get) to
+  ``/reports/{report_id}?check=<token>``, whose page shows that check's result, so a
+  reload sends nothing. The results behind the tokens are kept in this process for 15
+  minutes (at most 512); on another replica, or later, the page shows the saved result.
 
 The passphrase is read from the request body, compared in constant time inside the
 service, and never stored, logged or rendered: the panel's field is always empty.
@@ -17,17 +20,21 @@ service, and never stored, logged or rendered: the panel's field is always empty
 
 from __future__ import annotations
 
+import secrets
+import threading
+import time
+from collections import OrderedDict
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, FastAPI, Form, Path, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
 from modelgate.errors import LedgerUnavailable
-from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.investigation import evidence_store
@@ -176,18 +183,52 @@ async def investigate_form(
         return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
     if request.headers.get("hx-request") == "true":
         return render(request, "investigation/result.html", card_context(result))
-    with request.app.state.db.sessions() as session:
-        report = queries.get_report(session, report_id)
-        context: dict[str, Any] = {
-            "report": report,
-            "incident": report.incident,
-            "nav_incident": report.incident,
-            "just_published": False,
-        }
-        for provider in request.app.state.report_context_providers:
-            context.update(provider(session, report))
-        context.update(card_context(result))
-        return render(request, "report.html", context)
+    token = recent_checks(request).put(report_id, result)
+    return RedirectResponse(
+        f"/reports/{quote(report_id)}?check={token}#investigate-heading", status_code=303
+    )
+
+
+class RecentChecks:
+    """Results of no-JS checks, for the page the form redirects to (Post/Redirect/Get).
+
+    In memory, per process, bounded in number and age; a token is random and names one
+    report's result. Nothing secret is kept (a result never holds the passphrase).
+    """
+
+    def __init__(self, size: int = 512, ttl_s: float = 900.0) -> None:
+        self.size = size
+        self.ttl_s = ttl_s
+        self._items: OrderedDict[str, tuple[str, InvestigationResult, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, report_id: str, result: InvestigationResult) -> str:
+        token = secrets.token_urlsafe(16)
+        with self._lock:
+            self._items[token] = (report_id, result, time.monotonic() + self.ttl_s)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return token
+
+    def get(self, token: str, report_id: str) -> InvestigationResult | None:
+        with self._lock:
+            found = self._items.get(token)
+        if found is None or found[0] != report_id or found[2] < time.monotonic():
+            return None
+        return found[1]
+
+
+def recent_checks(request: Request) -> RecentChecks:
+    checks = request.app.state.recent_checks
+    assert isinstance(checks, RecentChecks)
+    return checks
+
+
+def _checked_now(request: Request, report: Report) -> dict[str, Any]:
+    """The report view after a no-JS check: that check's result, read from memory."""
+    token = request.query_params.get("check", "")
+    result = recent_checks(request).get(token, report.id) if token else None
+    return card_context(result) if result is not None else {}
 
 
 def _throttled(request: Request, passphrase: str | None) -> Refusal | None:
@@ -230,3 +271,5 @@ def setup(app: FastAPI) -> None:
         return {**panel_context(session, report), "model_notice": notice}
 
     app.state.report_context_providers.append(panel_with_model_state)
+    app.state.recent_checks = RecentChecks()
+    app.state.report_request_providers.append(_checked_now)

@@ -142,6 +142,8 @@ def report_page_context(request: Request, session: Session, report: Report) -> d
     }
     for provider in request.app.state.report_context_providers:
         context.update(provider(session, report))
+    for request_provider in request.app.state.report_request_providers:
+        context.update(request_provider(request, report))
     return context
 
 
