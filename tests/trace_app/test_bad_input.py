@@ -194,3 +194,40 @@ def test_openapi_states_the_limits(web: TestClient) -> None:
     reset = schema["paths"]["/api/demo/reset"]["post"]
     assert reset["requestBody"]["required"] is True
     assert "403" in reset["responses"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        ({"person_age": "ten"}, "person_age", "Age must be a whole number from 0 to 150."),
+        ({"person_age": "151"}, "person_age", "Age must be a whole number from 0 to 150."),
+        ({"summary": " "}, "summary", "Enter a summary and the original report text."),
+        ({"person_name": " "}, "person_name", "Enter the name of the person the report is about."),
+        ({"source": "x" * 201}, "source", "Source is longer than 200 characters."),
+        ({"location": "bell\x07"}, "location", "Location contains a control character"),
+        ({"reported_at": "soon"}, "reported_at", "Reported time must look like 2026-07-15T07:30."),
+        ({"incident_id": "inc_nope"}, "incident_id", "No incident with id"),
+    ],
+)
+def test_form_errors_are_tied_to_their_field_in_plain_words(
+    web: TestClient, incident_id: str, changes: dict[str, str], field: str, message: str
+) -> None:
+    web.get("/organizations")
+    form = {
+        "csrf_token": web.cookies["trace_csrf"],
+        "incident_id": incident_id,
+        "source": "Central Hospital Demo",
+        "summary": "s",
+        "original_text": "t",
+        "person_name": "Maya Gurung",
+        "status": "seen",
+    } | changes
+    before = totals(web, incident_id)
+    response = web.post("/organizations/reports", data=form)
+    assert response.status_code == 422
+    page = response.text
+    assert f'aria-describedby="{field}-error"' in page
+    error = page.split(f'id="{field}-error">', 1)[1].split("</p>", 1)[0]
+    assert error.startswith(message.replace("'", "&#39;")), error
+    assert "Input should" not in page and "Value error" not in page
+    assert totals(web, incident_id) == before

@@ -97,7 +97,9 @@ def test_form_bad_age(web: TestClient, incident_id: str) -> None:
     response = web.post(
         "/organizations/reports", data=form(incident_id, token(web), person_age="ten")
     )
-    assert response.status_code == 422 and "Age must be a whole number." in response.text
+    assert (
+        response.status_code == 422 and "Age must be a whole number from 0 to 150." in response.text
+    )
 
 
 def test_hospital_example_fills_form(web: TestClient) -> None:

@@ -130,12 +130,17 @@ class PublishReportInput(BaseModel):
 
 
 def _validate(data: PublishReportInput) -> None:
-    if not data.summary.strip() or not data.original_text.strip():
-        raise EmptyReportError()
+    blank = tuple(name for name in ("summary", "original_text") if not getattr(data, name).strip())
+    if blank:
+        raise EmptyReportError(fields=blank)
     if not clean_name(data.source):
-        raise InvalidReportError("Choose the organisation that publishes the report.")
+        raise InvalidReportError(
+            "Choose the organisation that publishes the report.", fields=("source",)
+        )
     if not clean_name(data.person.name):
-        raise InvalidReportError("Enter the name of the person the report is about.")
+        raise InvalidReportError(
+            "Enter the name of the person the report is about.", fields=("person.name",)
+        )
 
 
 def find_or_create_organization(session: Session, name: str, kind: str = "other") -> Organization:

@@ -104,8 +104,10 @@ def plain(error: Mapping[str, Any]) -> str:
         return "is required"
     if kind == "string_too_long":
         return f"is longer than {ctx.get('max_length', 0):,} characters"
-    if kind == "too_long":
+    if kind == "too_long" and ctx.get("field_type") == "List":
         return f"has more than {ctx.get('max_length', 0):,} items"
+    if kind == "too_long":  # a length bound checked after a custom validator
+        return f"is longer than {ctx.get('max_length', 0):,} characters"
     if kind == "string_too_short":
         return "must not be empty"
     if kind in {"string_type", "string_unicode"}:

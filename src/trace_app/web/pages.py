@@ -190,13 +190,9 @@ async def publish(request: Request, session: Session = Depends(get_session)) -> 
 def _publish_form(request: Request, session: Session, form: ReportForm) -> Response:
     try:
         report = publish_and_commit(session, form.to_input())
-    except FormError as exc:
+    except (FormError, PublishError, NotFoundError) as exc:
         session.rollback()
-        form.errors = exc.messages
-        return _form_page(request, session, form, 422)
-    except (PublishError, NotFoundError) as exc:
-        session.rollback()
-        form.errors = [str(exc)]
+        form.refuse(exc)
         return _form_page(request, session, form, 422)
     return RedirectResponse(f"/reports/{report.id}?published=1", status_code=303)
 
