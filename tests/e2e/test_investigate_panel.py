@@ -218,3 +218,20 @@ def test_no_js_investigate_redirects_and_a_reload_sends_nothing(
         assert server.get("/api/ledger")["requests"] == counted + 1
     finally:
         context.close()
+
+
+def test_htmx_check_clears_the_typed_passphrase(server: Server, page: Any) -> None:
+    incident = server.get("/api/incidents")["items"][0]["id"]
+    reports = server.get(f"/api/incidents/{incident}/reports?limit=500")["items"]
+    other = (
+        next(r["id"] for r in reports if r["source"] == "Central Hospital Demo")
+        if any(r["source"] == "Central Hospital Demo" for r in reports)
+        else reports[3]["id"]
+    )
+    page.goto(server.url(f"/reports/{other}"))
+    field = page.get_by_label("Live-check passphrase")
+    field.fill("typed but wrong")
+    page.get_by_role("button", name="Investigate").click()
+    page.locator('#investigation-card[data-status="UNAVAILABLE"]').wait_for()
+    assert page.get_by_label("Live-check passphrase").input_value() == ""
+    assert page.url == server.url(f"/reports/{other}")  # htmx: no navigation

@@ -182,7 +182,9 @@ async def investigate_form(
     except NotFoundError as exc:
         return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
     if request.headers.get("hx-request") == "true":
-        return render(request, "investigation/result.html", card_context(result))
+        card = render(request, "investigation/result.html", card_context(result))
+        cleared = render(request, "investigation/passphrase_input.html", {"oob": True})
+        return HTMLResponse(bytes(card.body) + bytes(cleared.body), headers=_no_store())
     token = recent_checks(request).put(report_id, result)
     return RedirectResponse(
         f"/reports/{quote(report_id)}?check={token}#investigate-heading", status_code=303
@@ -229,6 +231,10 @@ def _checked_now(request: Request, report: Report) -> dict[str, Any]:
     token = request.query_params.get("check", "")
     result = recent_checks(request).get(token, report.id) if token else None
     return card_context(result) if result is not None else {}
+
+
+def _no_store() -> dict[str, str]:
+    return {"Cache-Control": "no-store"}
 
 
 def _throttled(request: Request, passphrase: str | None) -> Refusal | None:
