@@ -131,6 +131,7 @@ def setup_env(home: Path, stub_url: str) -> None:
             "TRACE_MODEL": "nvidia/nemotron-3.5-lightning-30b-a3b",
             "TRACE_MODEL_REQUEST_CAP": "1000",
             "TRACE_RECORDED_INVESTIGATIONS": str(home / "none.json"),
+            "TRACE_DEMO": "1",  # the figures are taken on the seeded demo
         }
     )
     for name in ("DATABASE_URL", "TRACE_MODEL_PROVIDER", "TRACE_MODEL_AUDIT_LOG"):

@@ -122,7 +122,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / ".trace-local"
-        settings = TraceSettings(home=home, database_url=f"sqlite:///{home / 'trace.db'}")
+        settings = TraceSettings(
+            home=home, database_url=f"sqlite:///{home / 'trace.db'}", demo=True
+        )
         t0 = time.perf_counter()
         app = create_app(settings)
         db: Database = app.state.db

@@ -16,6 +16,11 @@ small model loops in a list until its token limit. A smaller bound only narrows 
 schema allows, and the caller still validates every answer against the full schema
 (docs/decisions/0052-llama-grammar-small-bounds.md).
 
+Enum values and property names reach the grammar as GBNF string literals escaped in full
+(quotes, backslashes, control characters; :func:`gbnf_literal`): llama-cpp-python's
+own converter left backslashes alone, so a source name such as ``Shanti "Peace" Clinic``
+made a grammar llama.cpp could not parse, and the server died.
+
 When ``MODELGATE_PARENT_PID`` is set (``LocalModelServer`` sets it), a watchdog thread
 ends this process as soon as that parent is gone, so a parent killed without cleanup
 (SIGKILL, a crash) leaves no orphaned model server behind.
@@ -26,8 +31,10 @@ the rest of modelgate never does.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import re
 import threading
 import time
 from typing import Any
@@ -76,17 +83,46 @@ def grammar_schema(schema: Any, *, names: bool = False) -> Any:
     return copied
 
 
-def _grammar_with_small_bounds() -> None:
+# GBNF string literals: llama.cpp's parser reads these escapes. llama-cpp-python 0.3.36
+# escapes only CR, LF and '"', so a backslash in a literal (every JSON escape of an enum
+# value holding '"' or '\\') ended the literal early and the child died on the parse.
+_GBNF_ESCAPES = {"\r": "\\r", "\n": "\\n", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
+_GBNF_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
+
+
+def gbnf_literal(text: str) -> str:
+    """``text`` as one GBNF string literal, every character llama.cpp's parser treats
+    specially escaped (quotes, backslashes, control characters)."""
+
+    def escape(match: re.Match[str]) -> str:
+        ch = match.group(0)
+        return _GBNF_ESCAPES.get(ch) or f"\\x{ord(ch):02x}"
+
+    return '"' + _GBNF_NEEDS_ESCAPE.sub(escape, text) + '"'
+
+
+def gbnf_for_schema(schema: str, prop_order: Any = None) -> str:
+    """llama-cpp-python's ``json_schema_to_gbnf`` with two fixes: bounds clamped
+    (:func:`grammar_schema`) and literals escaped (:func:`gbnf_literal`)."""
+    grammar: Any = importlib.import_module("llama_cpp.llama_grammar")  # untyped
+
+    class Converter(grammar.SchemaConverter):  # type: ignore[misc]
+        def _format_literal(self, literal: str) -> str:
+            return gbnf_literal(literal)
+
+    order = {name: index for index, name in enumerate(prop_order or [])}
+    converter = Converter(prop_order=order, allow_fetch=False, dotall=False, raw_pattern=False)
+    resolved = converter.resolve_refs(grammar_schema(json.loads(schema)), "stdin")
+    converter.visit(resolved, "")
+    text: str = converter.format_grammar()
+    return text
+
+
+def _install_grammar_fixes() -> None:
     import llama_cpp.llama_grammar as grammar
 
-    convert = grammar.json_schema_to_gbnf
-
-    def json_schema_to_gbnf(schema: str, prop_order: Any = None) -> str:
-        relaxed = json.dumps(grammar_schema(json.loads(schema)))
-        result: str = convert(relaxed, prop_order)
-        return result
-
-    grammar.json_schema_to_gbnf = json_schema_to_gbnf
+    # LlamaGrammar.from_json_schema and the chat formats look the function up here
+    grammar.json_schema_to_gbnf = gbnf_for_schema
 
 
 def _exit_with_parent(parent_pid: int, poll_s: float = 1.0) -> None:
@@ -103,7 +139,7 @@ def main() -> None:
         ).start()
     if os.environ.get("MODELGATE_LLAMA_EXTRA_BUFFERS", "") != "1":
         _disable_extra_buffer_types()
-    _grammar_with_small_bounds()
+    _install_grammar_fixes()
     from llama_cpp.server.__main__ import main as serve
 
     serve()  # type: ignore[no-untyped-call]

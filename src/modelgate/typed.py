@@ -34,7 +34,9 @@ _DROPPED_KEYWORDS = frozenset({"default", "examples"})
 def closed_enum(name: str, values: list[str] | tuple[str, ...]) -> type[enum.StrEnum]:
     """A string enum built for one request, e.g. a menu of source names plus ``"NONE"``.
 
-    Member names equal their values. Empty or duplicate values are refused.
+    Member names are generated (``v0``, ``v1``, ...): a value such as ``__0__`` or ``_x_``
+    would be a reserved enum name, dropped or refused. Only values are ever used. Empty or
+    duplicate values are refused.
     """
     items = list(values)
     if not items:
@@ -43,7 +45,8 @@ def closed_enum(name: str, values: list[str] | tuple[str, ...]) -> type[enum.Str
         raise ValueError(f"closed enum {name!r} has duplicate values")
     if not all(isinstance(v, str) and v for v in items):
         raise ValueError(f"closed enum {name!r} values must be non-empty strings")
-    return enum.StrEnum(name, [(v, v) for v in items])  # type: ignore[return-value]
+    members = [(f"v{index}", value) for index, value in enumerate(items)]
+    return enum.StrEnum(name, members)  # type: ignore[return-value]
 
 
 def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:

@@ -30,14 +30,22 @@ def _settings() -> TraceSettings:
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8000, help="Port to listen on."),
+    demo: bool = typer.Option(
+        False, "--demo", help="A demo server: seed the demo into an empty database, allow Reset."
+    ),
 ) -> None:
-    """Serve the web app (the demo is seeded into an empty database)."""
+    """Serve the web app. Without --demo it never seeds and refuses Reset demo."""
+    import dataclasses
+
     import uvicorn
 
     from trace_app.web.app import create_app
 
     settings = _settings()
-    typer.echo(f"Trace on http://{host}:{port}  (database: {_describe(settings)})")
+    if demo:
+        settings = dataclasses.replace(settings, demo=True)
+    kind = "demo server" if settings.demo else "no demo data, no Reset"
+    typer.echo(f"Trace on http://{host}:{port}  ({kind}; database: {_describe(settings)})")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 
 

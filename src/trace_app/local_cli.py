@@ -9,6 +9,7 @@ commands to the ``trace`` Typer app.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import secrets
 from pathlib import Path
@@ -35,7 +36,7 @@ def demo(
     from trace_app.local_model import model_for_commands
     from trace_app.web.app import create_app
 
-    settings = _settings()
+    settings = dataclasses.replace(_settings(), demo=True)
     settings.ensure_home()
     generated = False
     try:
@@ -53,8 +54,12 @@ def demo(
                 typer.echo(f"Live-check passphrase (shown only now): {os.environ[PASSPHRASE_ENV]}")
             else:
                 typer.echo(f"Live-check passphrase: from {PASSPHRASE_ENV}")
+            health = None
+            if choice.local_server is not None:
+                # restarted with bounded backoff if it dies; checks wait for it
+                health = choice.local_server.watch().unavailable_reason
             try:
-                web_app = create_app(settings)
+                web_app = create_app(settings, model_health=health)
             except ModelSettingsError as exc:
                 typer.echo(f"error: {exc}", err=True)
                 raise typer.Exit(2) from exc

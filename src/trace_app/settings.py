@@ -5,7 +5,10 @@
 | ``TRACE_HOME`` | ``<cwd>/.trace-local`` | folder for the SQLite file and the model ledger |
 | ``DATABASE_URL`` | ``sqlite:///<TRACE_HOME>/trace.db`` | SQLAlchemy URL (psycopg 3 for PG) |
 | ``TRACE_MAX_BODY_BYTES`` | ``1048576`` | largest request body the web app accepts (413 above) |
-| ``TRACE_SEED_ON_EMPTY`` | ``1`` | seed the demo when the database holds no incident |
+| ``TRACE_DEMO`` | ``0`` | ``1``: a demo server (seed an empty database, allow Reset) |
+| ``TRACE_PASSPHRASE_LIMIT`` | ``5/minute`` | wrong live-check passphrases per client address |
+| ``TRACE_PASSPHRASE_LIMIT_OVERALL`` | ``30/minute`` | wrong passphrases from all addresses |
+| ``TRACE_RATE_LIMIT_STORAGE`` | ``memory://`` | where the counts live (a ``limits`` URI) |
 
 Nothing is created when settings are read; :meth:`TraceSettings.ensure_home` creates the
 home folder on demand (only when the default SQLite file or the ledger needs it).
@@ -39,7 +42,13 @@ class TraceSettings:
     home: Path
     database_url: str
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    seed_on_empty: bool = True
+    # A demo server (``trace demo``, ``trace serve --demo``) seeds the Flood Relief Demo
+    # into an empty database and offers Reset demo; a deployment does neither.
+    demo: bool = False
+    # wrong live-check passphrases allowed per client address, and from all addresses
+    guess_limit: str = "5/minute"
+    guess_limit_overall: str = "30/minute"
+    rate_limit_storage: str = "memory://"
 
     @classmethod
     def from_env(
@@ -61,12 +70,23 @@ class TraceSettings:
             ) from exc
         if max_body < 1024:
             raise SettingsError("TRACE_MAX_BODY_BYTES must be at least 1024")
-        seed = env.get("TRACE_SEED_ON_EMPTY", "1").strip().lower() not in {"0", "false", "no"}
+        demo = env.get("TRACE_DEMO", "0").strip().lower() in {"1", "true", "yes"}
+        limits = {
+            name: _rate(env, name, default)
+            for name, default in (
+                ("TRACE_PASSPHRASE_LIMIT", "5/minute"),
+                ("TRACE_PASSPHRASE_LIMIT_OVERALL", "30/minute"),
+            )
+        }
+        storage = env.get("TRACE_RATE_LIMIT_STORAGE", "").strip() or "memory://"
         return cls(
             home=home,
             database_url=normalize_database_url(url),
             max_body_bytes=max_body,
-            seed_on_empty=seed,
+            demo=demo,
+            guess_limit=limits["TRACE_PASSPHRASE_LIMIT"],
+            guess_limit_overall=limits["TRACE_PASSPHRASE_LIMIT_OVERALL"],
+            rate_limit_storage=storage,
         )
 
     @property
@@ -86,6 +106,17 @@ class TraceSettings:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
         return self.home
+
+
+def _rate(env: Mapping[str, str], name: str, default: str) -> str:
+    from limits import parse
+
+    value = env.get(name, "").strip() or default
+    try:
+        parse(value)
+    except ValueError as exc:
+        raise SettingsError(f"{name} must look like '5/minute', not {value!r}") from exc
+    return value
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -109,6 +109,7 @@ def live_server(
                 "-m",
                 "trace_app",
                 "serve",
+                "--demo",
                 "--host",
                 "127.0.0.1",
                 "--port",

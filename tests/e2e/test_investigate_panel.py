@@ -75,7 +75,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         log_path = home / "server.log"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "trace_app", "serve", "--port", str(port)],
+                [sys.executable, "-m", "trace_app", "serve", "--demo", "--port", str(port)],
                 cwd=home,
                 env=env,
                 stdout=log,
@@ -183,3 +183,53 @@ def test_wrong_passphrase_shows_unavailable_beside_the_recorded_run(
     assert RECORDED_MODEL in saved_text and NEMOTRON not in saved_text
     assert server.stub.count == before
     screenshot(page, "investigate-refused-shows-recorded")
+
+
+def test_no_js_investigate_redirects_and_a_reload_sends_nothing(
+    server: Server, browser: Any, screenshot: Callable[[Any, str], Path]
+) -> None:
+    """Without JavaScript the form posts, gets 303 to the report page (Post/Redirect/Get),
+    which shows the result; the passphrase field is empty and a reload asks nothing."""
+    incident = server.get("/api/incidents")["items"][0]["id"]
+    reports = server.get(f"/api/incidents/{incident}/reports?limit=500")["items"]
+    camp = next(r["id"] for r in reports if r["source"] == "Tatopani Relief Camp Demo")
+    server.stub.add(  # a label outside the set: FAILED, counted, not saved
+        StubResponse.answer(json.dumps({"attribution": "MAYBE", "referenced_source": "NONE"}))
+    )
+    calls, counted = server.stub.count, server.get("/api/ledger")["requests"]
+    context = browser.new_context(java_script_enabled=False)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        page.goto(server.url(f"/reports/{camp}"))
+        page.get_by_label("Live-check passphrase").fill(PASSPHRASE)
+        with page.expect_navigation():
+            page.get_by_role("button", name="Investigate").click()
+        assert f"/reports/{camp}?check=" in page.url
+        card = page.locator("#investigation-card")
+        assert card.get_attribute("data-status") == "FAILED"
+        assert page.get_by_label("Live-check passphrase").input_value() == ""
+        assert PASSPHRASE not in page.content()
+        assert server.stub.count == calls + 1
+        assert server.get("/api/ledger")["requests"] == counted + 1
+        screenshot(page, "investigate-no-js-after-redirect")
+        for _ in range(2):
+            page.reload()
+            assert page.locator("#investigation-card").get_attribute("data-status") == "FAILED"
+        assert server.stub.count == calls + 1
+        assert server.get("/api/ledger")["requests"] == counted + 1
+    finally:
+        context.close()
+
+
+def test_htmx_check_clears_the_typed_passphrase(server: Server, page: Any) -> None:
+    incident = server.get("/api/incidents")["items"][0]["id"]
+    reports = server.get(f"/api/incidents/{incident}/reports?limit=500")["items"]
+    other = next(r["id"] for r in reports if r["source"] == "Bhote Koshi Youth Network Demo")
+    page.goto(server.url(f"/reports/{other}"))
+    field = page.get_by_label("Live-check passphrase")
+    field.fill("typed but wrong")
+    page.get_by_role("button", name="Investigate").click()
+    page.locator('#investigation-card[data-status="UNAVAILABLE"]').wait_for()
+    assert page.get_by_label("Live-check passphrase").input_value() == ""
+    assert page.url == server.url(f"/reports/{other}")  # htmx: no navigation

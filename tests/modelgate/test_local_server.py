@@ -261,3 +261,88 @@ def test_grammar_schema_clamps_unrolled_bounds_but_keeps_property_names() -> Non
     assert relaxed["properties"]["wide"]["maxItems"] == 9  # never below minItems
     assert relaxed["required"] == ["maxItems", "items"]
     assert schema["properties"]["items"]["maxItems"] == 256  # the original is untouched
+
+
+SECRETS = {
+    "TRACE_LIVE_PASSPHRASE": "passphrase-0f1e",
+    "NVIDIA_NIM_API_KEY": "nvapi-secret-9a8b",
+    "TRACE_MODEL_API_KEY": "other-secret-7c6d",
+    "OPENAI_API_KEY": "sk-secret-5e4f",
+    "AWS_SECRET_ACCESS_KEY": "aws-secret-3a2b",
+    "GGML_API_TOKEN": "token-in-an-allowed-prefix",
+}
+
+
+def _environ_of(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    pairs = [item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item]
+    return {k.decode(): v.decode() for k, v in pairs}
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_child_environment_is_scrubbed(
+    stand_in: StandInSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    with LocalModelServer(stand_in) as server:
+        assert server.pid is not None
+        environ = _environ_of(server.pid)
+    raw = "\n".join(f"{k}={v}" for k, v in environ.items())
+    for name, value in SECRETS.items():
+        assert name not in environ and value not in raw
+    assert environ["PATH"] == os.environ["PATH"]
+    assert environ["MODELGATE_PARENT_PID"] == str(os.getpid())
+
+
+def test_backoff_is_bounded() -> None:
+    from modelgate.local_server import RESTART_BACKOFF_S, backoff_delay
+
+    delays = [backoff_delay(n) for n in range(1, 20)]
+    assert delays[0] == RESTART_BACKOFF_S[0]
+    assert delays == sorted(delays) and max(delays) == RESTART_BACKOFF_S[-1]
+    assert delays[-1] == delays[-5] == RESTART_BACKOFF_S[-1]
+
+
+def _wait_for(predicate: object, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.02)
+
+
+def test_watcher_restarts_a_dead_child_on_the_same_port(stand_in: StandInSettings) -> None:
+    import signal
+
+    with LocalModelServer(stand_in) as server:
+        server.watch(poll_s=0.02, backoff=(0.8, 1.0))
+        first, port = server.pid, server.port
+        assert first is not None and server.unavailable_reason() is None
+        os.kill(first, signal.SIGKILL)
+        _wait_for(lambda: server.unavailable_reason() is not None)
+        reason = server.unavailable_reason()
+        assert reason is not None and "restarting" in reason
+        _wait_for(lambda: server.unavailable_reason() is None)
+        assert server.pid not in (None, first) and server.port == port
+        assert server.restarts == 1
+        assert httpx.get(f"{server.base_url}/models", timeout=5).status_code == 200
+        second = server.pid
+    assert second is not None and not _pid_alive(second)
+    assert server.unavailable_reason() is not None  # stopped
+
+
+def test_watcher_restarts_a_child_that_stops_answering(stand_in: StandInSettings) -> None:
+    import signal
+
+    with LocalModelServer(stand_in) as server:
+        server.watch(poll_s=0.02, probe_every_s=0.05, probe_timeout_s=0.2, backoff=(0.05,))
+        first = server.pid
+        assert first is not None
+        os.kill(first, signal.SIGSTOP)  # alive, but answers nothing
+        try:
+            _wait_for(lambda: server.restarts == 1)
+        finally:
+            if _pid_alive(first):
+                os.kill(first, signal.SIGKILL)
+        assert server.pid != first and server.unavailable_reason() is None

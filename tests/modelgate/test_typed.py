@@ -129,3 +129,11 @@ def test_no_coercion() -> None:
 def test_literal_violation_is_out_of_set() -> None:
     with pytest.raises(OutOfSetAnswer):
         parse_answer('{"items": [], "kind": "c", "gap": null}', Nested)
+
+
+def test_closed_enum_keeps_values_enum_would_treat_as_reserved_names() -> None:
+    """Member names are generated: a value such as ``__0__``, ``_x_`` or ``mro`` is a
+    value like any other (as a member name, enum dropped or refused it)."""
+    values = ["__0__", "_x_", "mro", "name", "value", "NONE"]
+    menu = closed_enum("Menu", values)
+    assert [m.value for m in menu] == values

@@ -135,8 +135,9 @@ def count_statements(database: Database) -> type[StatementCounter]:
 
 @pytest.fixture
 def sqlite_settings(tmp_path: Path) -> TraceSettings:
+    """A demo server's settings (seeded, with Reset demo), SQLite in a temp folder."""
     home = tmp_path / "home"
-    return TraceSettings(home=home, database_url=f"sqlite:///{home / 'trace.db'}")
+    return TraceSettings(home=home, database_url=f"sqlite:///{home / 'trace.db'}", demo=True)
 
 
 @pytest.fixture

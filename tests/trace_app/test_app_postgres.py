@@ -17,7 +17,11 @@ def test_app_on_postgres(
     pg_schema_url: str, tmp_path: Path, isolated_hooks: list[seed.ResetHook]
 ) -> None:
     settings = TraceSettings.from_env(
-        env={"DATABASE_URL": pg_schema_url, "TRACE_HOME": str(tmp_path / "home")}
+        env={
+            "DATABASE_URL": pg_schema_url,
+            "TRACE_HOME": str(tmp_path / "home"),
+            "TRACE_DEMO": "1",
+        }
     )
     with TestClient(create_app(settings), follow_redirects=False) as web:
         incident = web.get("/api/incidents").json()["items"][0]

@@ -97,7 +97,9 @@ def test_form_bad_age(web: TestClient, incident_id: str) -> None:
     response = web.post(
         "/organizations/reports", data=form(incident_id, token(web), person_age="ten")
     )
-    assert response.status_code == 422 and "Age must be a whole number." in response.text
+    assert (
+        response.status_code == 422 and "Age must be a whole number from 0 to 150." in response.text
+    )
 
 
 def test_hospital_example_fills_form(web: TestClient) -> None:
@@ -247,9 +249,7 @@ def test_people_pager(web: TestClient, incident_id: str) -> None:
 
 def test_empty_database_when_seeding_is_off(tmp_path: Path) -> None:
     home = tmp_path / "h"
-    settings = TraceSettings(
-        home=home, database_url=f"sqlite:///{home / 'trace.db'}", seed_on_empty=False
-    )
+    settings = TraceSettings(home=home, database_url=f"sqlite:///{home / 'trace.db'}", demo=False)
     with TestClient(create_app(settings)) as web:
         assert web.get("/api/incidents").json() == {"items": []}
         assert "No incident yet" in web.get("/").text

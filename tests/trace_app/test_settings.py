@@ -12,6 +12,7 @@ def test_defaults_live_under_cwd(tmp_path: Path) -> None:
     assert s.home == tmp_path / ".trace-local"
     assert s.database_url == f"sqlite:///{tmp_path / '.trace-local' / 'trace.db'}"
     assert s.ledger_path == tmp_path / ".trace-local" / "model-usage.json"
+    assert not s.demo  # a deployment unless told otherwise
     assert not s.home.exists()  # nothing is created by reading settings
     s.ensure_home()
     assert s.home.is_dir()
@@ -23,13 +24,13 @@ def test_environment_overrides(tmp_path: Path) -> None:
             "TRACE_HOME": "data",
             "DATABASE_URL": "postgresql://u@h/db",
             "TRACE_MAX_BODY_BYTES": "4096",
-            "TRACE_SEED_ON_EMPTY": "0",
+            "TRACE_DEMO": "1",
         },
         cwd=tmp_path,
     )
     assert s.home == tmp_path / "data"
     assert s.database_url == "postgresql+psycopg://u@h/db"
-    assert s.max_body_bytes == 4096 and not s.seed_on_empty
+    assert s.max_body_bytes == 4096 and s.demo
 
 
 @pytest.mark.parametrize("value", ["lots", "12"])

@@ -11,10 +11,10 @@ from trace_app.domain.errors import (
 from trace_app.domain.publish import (
     PersonInput,
     PublishReportInput,
-    name_key,
     publish_and_commit,
     publish_report,
 )
+from trace_app.domain.text import name_key
 
 __all__ = [
     "EMPTY_REPORT_MESSAGE",

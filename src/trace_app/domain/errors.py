@@ -17,14 +17,20 @@ class TraceError(Exception):
 
 
 class PublishError(TraceError, ValueError):
+    """``fields``: the input fields at fault (``"person.name"``), for forms to point at."""
+
     code = "invalid_report"
+
+    def __init__(self, message: str, *, fields: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.fields = fields
 
 
 class EmptyReportError(PublishError):
     code = "empty_report"
 
-    def __init__(self) -> None:
-        super().__init__(EMPTY_REPORT_MESSAGE)
+    def __init__(self, *, fields: tuple[str, ...] = ("summary", "original_text")) -> None:
+        super().__init__(EMPTY_REPORT_MESSAGE, fields=fields)
 
 
 class InvalidReportError(PublishError):

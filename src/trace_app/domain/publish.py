@@ -9,14 +9,35 @@ added and flushed together, and the caller's commit (or rollback) decides for al
 
 from __future__ import annotations
 
-from datetime import datetime
+import sqlite3
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from trace_app.domain.errors import EmptyReportError, InvalidReportError, NotFoundError
+from trace_app.domain.errors import (
+    EmptyReportError,
+    InvalidReportError,
+    NotFoundError,
+)
+from trace_app.domain.text import (
+    MAX_REFERENCES,
+    IdText,
+    LocationText,
+    PersonNameText,
+    ReferenceText,
+    ReportText,
+    SourceNameText,
+    SummaryText,
+    clean_name,
+    name_key,
+)
 from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.store.models import (
     Alert,
@@ -30,66 +51,96 @@ from trace_app.store.models import (
 )
 from trace_app.store.types import as_utc, new_id, utc_now
 
-MAX_NAME_LENGTH = 200
-MAX_LOCATION_LENGTH = 300
-MAX_REFERENCES = 50
-MAX_REFERENCE_LENGTH = 500
+MAX_AGE = 150
+# A report time may be this far ahead of the server's clock (clocks drift); later is refused.
+CLOCK_SKEW = timedelta(minutes=5)
+EARLIEST_REPORT = datetime(1900, 1, 1, tzinfo=UTC)
+
+
+def _schema_requires(*names: str) -> Callable[[dict[str, Any]], None]:
+    """Mark fields required in the JSON schema: their Python defaults exist only so that
+    a missing summary, text or person gets the domain's own message (it is refused)."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        required = list(schema.get("required", []))
+        schema["required"] = [*required, *(n for n in names if n not in required)]
+        for name in names:
+            schema.get("properties", {}).get(name, {}).pop("default", None)
+
+    return extra
 
 
 class PersonInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_schema_requires("name"))
 
-    name: str = ""
-    age: int | None = Field(default=None, ge=0, le=150)
+    name: PersonNameText = Field(
+        default="", description="The person's name; stored in NFC with whitespace collapsed."
+    )
+    age: int | None = Field(default=None, ge=0, le=MAX_AGE)
 
 
 class PublishReportInput(BaseModel):
-    """What an organisation publishes. Summary and text default to empty so that a missing
-    field gets the same message as an empty one."""
+    """What an organisation publishes. The JSON schema states every limit exactly
+    (lengths, refused characters, the age range); a report time must lie between
+    1900 and a few minutes from now. Summary, text and person default to empty so that a
+    missing field gets the same message as an empty one (the schema marks them required)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=_schema_requires("summary", "original_text", "person"),
+    )
 
-    incident_id: str
-    source: str
-    summary: str = ""
-    original_text: str = ""
-    reported_at: datetime | None = None
-    references: list[str] = Field(default_factory=list)
+    incident_id: IdText
+    source: SourceNameText = Field(
+        description="The publishing organisation; an unknown name creates it."
+    )
+    summary: SummaryText = ""
+    original_text: ReportText = ""
+    reported_at: datetime | None = Field(
+        default=None, description="Default: now. At most five minutes in the future."
+    )
+    references: list[ReferenceText] = Field(default_factory=list, max_length=MAX_REFERENCES)
     person: PersonInput = Field(default_factory=PersonInput)
     status: ClaimStatus
-    location: str = ""
+    location: LocationText = ""
 
     @field_validator("references")
     @classmethod
     def _clean_references(cls, value: list[str]) -> list[str]:
-        cleaned = [item.strip() for item in value if item.strip()]
-        if len(cleaned) > MAX_REFERENCES:
-            raise ValueError(f"at most {MAX_REFERENCES} references")
-        if any(len(item) > MAX_REFERENCE_LENGTH for item in cleaned):
-            raise ValueError(f"a reference is longer than {MAX_REFERENCE_LENGTH} characters")
-        return cleaned
+        return [item.strip() for item in value if item.strip()]
 
-
-def name_key(name: str) -> str:
-    """How names are matched: trimmed, inner whitespace collapsed, case-folded."""
-    return " ".join(name.split()).casefold()
-
-
-def clean_name(name: str) -> str:
-    return " ".join(name.split())
+    @field_validator("reported_at")
+    @classmethod
+    def _reported_at_in_range(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        try:
+            when = as_utc(value)
+        except OverflowError:
+            raise PydanticCustomError(
+                "time_range", "is outside the range of times Trace can store"
+            ) from None
+        if when < EARLIEST_REPORT:
+            raise PydanticCustomError("time_range", "must not be before the year 1900")
+        if when > utc_now() + CLOCK_SKEW:
+            raise PydanticCustomError(
+                "time_future", "is in the future; a report tells what has already happened"
+            )
+        return when
 
 
 def _validate(data: PublishReportInput) -> None:
-    if not data.summary.strip() or not data.original_text.strip():
-        raise EmptyReportError()
+    blank = tuple(name for name in ("summary", "original_text") if not getattr(data, name).strip())
+    if blank:
+        raise EmptyReportError(fields=blank)
     if not clean_name(data.source):
-        raise InvalidReportError("Choose the organisation that publishes the report.")
+        raise InvalidReportError(
+            "Choose the organisation that publishes the report.", fields=("source",)
+        )
     if not clean_name(data.person.name):
-        raise InvalidReportError("Enter the name of the person the report is about.")
-    if len(clean_name(data.person.name)) > MAX_NAME_LENGTH or len(data.source) > MAX_NAME_LENGTH:
-        raise InvalidReportError(f"Names are limited to {MAX_NAME_LENGTH} characters.")
-    if len(data.location.strip()) > MAX_LOCATION_LENGTH:
-        raise InvalidReportError(f"The location is limited to {MAX_LOCATION_LENGTH} characters.")
+        raise InvalidReportError(
+            "Enter the name of the person the report is about.", fields=("person.name",)
+        )
 
 
 def find_or_create_organization(session: Session, name: str, kind: str = "other") -> Organization:
@@ -188,13 +239,32 @@ def publish_report(session: Session, data: PublishReportInput) -> Report:
     return report
 
 
+# A write transaction that finds SQLite's lock held past its busy timeout is tried again,
+# with growing pauses, for at most this long in all.
+LOCKED_RETRY_S = 30.0
+_LOCKED_PAUSES_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0)
+_SQLITE_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
+
+
+def _sqlite_locked(error: OperationalError) -> bool:
+    code = getattr(error.orig, "sqlite_errorcode", None)
+    return isinstance(error.orig, sqlite3.OperationalError) and (
+        code is not None and (code & 0xFF) in _SQLITE_BUSY_CODES
+    )
+
+
 def publish_and_commit(session: Session, data: PublishReportInput) -> Report:
     """Publish and commit; on a unique-name race (another request created the same
     person or organisation first) roll back and try once more, which then finds it.
+    On SQLite, a write lock still held by another writer after the busy timeout
+    ("database is locked") rolls back and tries again, for up to ``LOCKED_RETRY_S``.
 
     Validation errors propagate with the session rolled back and nothing saved.
     """
-    for attempt in (1, 2):
+    deadline = time.monotonic() + LOCKED_RETRY_S
+    name_races = 0
+    waits = 0
+    while True:
         try:
             session.connection(execution_options=WRITE_TRANSACTION)  # SQLite: BEGIN IMMEDIATE
             report = publish_report(session, data)
@@ -202,9 +272,15 @@ def publish_and_commit(session: Session, data: PublishReportInput) -> Report:
             return report
         except IntegrityError:
             session.rollback()
-            if attempt == 2:
+            name_races += 1
+            if name_races == 2:
                 raise
+        except OperationalError as error:
+            session.rollback()
+            if not _sqlite_locked(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(_LOCKED_PAUSES_S[min(waits, len(_LOCKED_PAUSES_S) - 1)])
+            waits += 1
         except BaseException:
             session.rollback()
             raise
-    raise AssertionError("unreachable")

@@ -127,6 +127,7 @@ class InvestigationService:
         provider_factory: ProviderFactory = build_provider,
         recorder: Recorder | None = None,
         clock: Callable[[], datetime] = utc_now,
+        model_health: Callable[[], str | None] | None = None,
     ) -> None:
         self.db = db
         self.model = model
@@ -134,6 +135,9 @@ class InvestigationService:
         self.provider_factory = provider_factory
         self.recorder = recorder
         self.clock = clock
+        # why the model server cannot take a call now (None: it can); checked before
+        # anything is reserved, so an unhealthy server makes the check UNAVAILABLE
+        self.model_health = model_health
         self._providers: dict[tuple[int, str, str], Provider] = {}
         self._stale: list[Provider] = []
 
@@ -261,9 +265,13 @@ class InvestigationService:
         else:
             try:
                 self.model.provider_config().read_api_key()
-                return None
             except NotConfigured as error:
                 reason = reason_for_error(error)
+            else:
+                unhealthy = self.model_health() if self.model_health is not None else None
+                if unhealthy is None:
+                    return None
+                reason = unhealthy
         return InvestigationResult("", Status.UNAVAILABLE, reason)
 
     async def _live(self, prepared: Prepared, *, force_live: bool) -> InvestigationResult:

@@ -25,6 +25,8 @@ from trace_app.settings import TraceSettings
 # them run one after the other instead of both reading the same state. (PostgreSQL
 # callers lock a row instead.) Other transactions keep the driver's default.
 WRITE_TRANSACTION = {"trace_write_transaction": True}
+# How long SQLite waits for another writer's lock before "database is locked".
+SQLITE_BUSY_TIMEOUT_MS = 5000
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -44,7 +46,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_MS)}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
 

@@ -7,11 +7,11 @@ Lists are objects ``{"items": [...], "total", "offset", "limit"}``; errors are
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy.orm import Session
 
 from trace_app.demo.seed import reset_demo
@@ -19,15 +19,20 @@ from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError, PublishError, TraceError
 from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.store.models import Report
-from trace_app.web.deps import get_session
+from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
 
-router = APIRouter(prefix="/api", tags=["api"])
+# The largest list offset accepted (far beyond any incident; SQLite's integers end at 2**63).
+MAX_OFFSET = 1_000_000_000
 
+router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 
-class ErrorOut(BaseModel):
-    detail: str
-    code: str
+IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+ReportId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
+Limit = Annotated[int, Query(ge=1, le=queries.MAX_PAGE_SIZE)]
 
 
 class PersonRef(BaseModel):
@@ -163,6 +168,12 @@ class AlertPage(BaseModel):
     limit: int
 
 
+class ResetIn(BaseModel):
+    """The reset takes an empty object."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class ResetOut(BaseModel):
     incident_id: str
     reports: int
@@ -182,7 +193,14 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "descript
     "/reports",
     status_code=201,
     response_model=ReportOut,
-    responses={422: {"model": ErrorOut, "description": "Empty summary or text, or bad field"}},
+    responses={
+        403: {"model": ErrorOut, "description": "Cross-site request"},
+        404: {"model": ErrorOut, "description": "No such incident"},
+        422: {
+            "model": ValidationErrorOut,
+            "description": "Empty summary or text (code empty_report), or another bad field",
+        },
+    },
 )
 def create_report(
     data: PublishReportInput, session: Session = Depends(get_session)
@@ -218,9 +236,9 @@ def list_incidents(session: Session = Depends(get_session)) -> IncidentList:
 
 @router.get("/incidents/{incident_id}/reports", response_model=ReportPage, responses=NOT_FOUND)
 def list_reports(
-    incident_id: str,
-    offset: int = Query(0, ge=0),
-    limit: int = Query(100, ge=1, le=queries.MAX_PAGE_SIZE),
+    incident_id: IncidentId,
+    offset: Offset = 0,
+    limit: Limit = 100,
     session: Session = Depends(get_session),
 ) -> ReportPage | JSONResponse:
     try:
@@ -237,7 +255,9 @@ def list_reports(
 
 
 @router.get("/reports/{report_id}", response_model=ReportOut, responses=NOT_FOUND)
-def get_report(report_id: str, session: Session = Depends(get_session)) -> ReportOut | JSONResponse:
+def get_report(
+    report_id: ReportId, session: Session = Depends(get_session)
+) -> ReportOut | JSONResponse:
     try:
         return ReportOut.of(queries.get_report(session, report_id))
     except NotFoundError as exc:
@@ -246,9 +266,9 @@ def get_report(report_id: str, session: Session = Depends(get_session)) -> Repor
 
 @router.get("/incidents/{incident_id}/people", response_model=PeoplePage, responses=NOT_FOUND)
 def list_people(
-    incident_id: str,
-    offset: int = Query(0, ge=0),
-    limit: int = Query(100, ge=1, le=queries.MAX_PAGE_SIZE),
+    incident_id: IncidentId,
+    offset: Offset = 0,
+    limit: Limit = 100,
     session: Session = Depends(get_session),
 ) -> PeoplePage | JSONResponse:
     try:
@@ -266,8 +286,8 @@ def list_people(
 
 @router.get("/incidents/{incident_id}/alerts", response_model=AlertPage, responses=NOT_FOUND)
 def list_open_alerts(
-    incident_id: str,
-    limit: int = Query(100, ge=1, le=queries.MAX_PAGE_SIZE),
+    incident_id: IncidentId,
+    limit: Limit = 100,
     session: Session = Depends(get_session),
 ) -> AlertPage | JSONResponse:
     try:
@@ -283,9 +303,19 @@ def list_open_alerts(
     )
 
 
-@router.post("/demo/reset", response_model=ResetOut)
-def reset(session: Session = Depends(get_session)) -> ResetOut:
-    """Delete everything (investigation runs included) and seed the demo again."""
+@router.post(
+    "/demo/reset",
+    response_model=ResetOut,
+    responses={403: {"model": ErrorOut, "description": "Not a demo server (code demo_only)"}},
+)
+def reset(
+    request: Request, _body: ResetIn, session: Session = Depends(get_session)
+) -> ResetOut | JSONResponse:
+    """Delete everything (investigation runs included) and seed the demo again.
+
+    Only on a demo server (``trace demo``, ``trace serve --demo``); elsewhere 403."""
+    if not is_demo(request):
+        return JSONResponse({"detail": DEMO_ONLY_MESSAGE, "code": "demo_only"}, status_code=403)
     incident = reset_demo(session)
     session.commit()
     summary = next(s for s in queries.list_incidents(session) if s.incident.id == incident.id)

@@ -1,7 +1,8 @@
 """The FastAPI application factory.
 
-``create_app(settings)`` opens the database, applies migrations, seeds the demo when the
-database is empty, and mounts the pages, the JSON API and the static files. The
+``create_app(settings)`` opens the database, applies migrations, seeds the demo into an
+empty database on a demo server only (``settings.demo``; a deployment never seeds and
+refuses Reset demo), and mounts the pages, the JSON API and the static files. The
 investigation's routes are included when ``trace_app.web.investigation_routes`` exists
 (it exposes ``router``).
 """
@@ -10,12 +11,14 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trace_app.demo.seed import ensure_seeded
 from trace_app.plugins import load_optional_parts
@@ -23,18 +26,28 @@ from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
 from trace_app.web import api, pages
 from trace_app.web.deps import ReportContextProvider, make_templates
+from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.security import SecurityMiddleware
+from trace_app.web.throttle import PassphraseThrottle
 
 log = logging.getLogger(__name__)
 
 INVESTIGATION_ROUTES = "trace_app.web.investigation_routes"
 
 
-def create_app(settings: TraceSettings | None = None, *, db: Database | None = None) -> FastAPI:
+def create_app(
+    settings: TraceSettings | None = None,
+    *,
+    db: Database | None = None,
+    model_health: Callable[[], str | None] | None = None,
+) -> FastAPI:
+    """``model_health`` (e.g. the embedded server's ``unavailable_reason``) says why the
+    model cannot take a call now, or ``None``; the investigation checks it before a call
+    and the Investigate panel shows it."""
     settings = settings or TraceSettings.from_env()
     load_optional_parts()
     database = db or Database.from_settings(settings)
-    if settings.seed_on_empty:
+    if settings.demo:
         with database.session() as session:
             if ensure_seeded(session):
                 log.info("seeded the demo into an empty database")
@@ -53,10 +66,20 @@ def create_app(settings: TraceSettings | None = None, *, db: Database | None = N
     )
     app.state.settings = settings
     app.state.db = database
+    app.state.model_health = model_health
+    app.state.passphrase_throttle = PassphraseThrottle(
+        settings.guess_limit,
+        settings.guess_limit_overall,
+        settings.rate_limit_storage,
+    )
     app.state.templates = make_templates()
     report_context: list[ReportContextProvider] = []
     app.state.report_context_providers = report_context
+    # (request, report) -> names for the report view, e.g. a no-JS check's result
+    app.state.report_request_providers = []
 
+    app.add_exception_handler(RequestValidationError, validation_handler)
+    app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_middleware(SecurityMiddleware, max_body_bytes=settings.max_body_bytes)
     static_dir = resources.files("trace_app.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")

@@ -49,6 +49,17 @@ def status_badge(status: str) -> Markup:
     return Markup('<span class="status status-{0}">{0}</span>').format(status)
 
 
+DEMO_ONLY_MESSAGE = (
+    "Reset demo is switched off: this server is not a demo server. "
+    "Start one with `trace demo` or `trace serve --demo`."
+)
+
+
+def is_demo(request: Request) -> bool:
+    """A demo server seeds the demo and offers Reset demo; a deployment does neither."""
+    return bool(getattr(request.app.state.settings, "demo", False))
+
+
 def database(request: Request) -> Database:
     db = request.app.state.db
     assert isinstance(db, Database)
@@ -65,6 +76,6 @@ def render(
     request: Request, template: str, context: dict[str, Any], status_code: int = 200
 ) -> Response:
     templates: Jinja2Templates = request.app.state.templates
-    base = {"csrf_token": getattr(request.state, "csrf_token", "")}
+    base = {"csrf_token": getattr(request.state, "csrf_token", ""), "demo_mode": is_demo(request)}
     base.update(context)
     return templates.TemplateResponse(request, template, base, status_code=status_code)

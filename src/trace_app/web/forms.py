@@ -1,4 +1,8 @@
-"""The Organizations form: its fields, parsing and the hospital example's values."""
+"""The Organizations form: its fields, parsing and the hospital example's values.
+
+Each refusal is tied to its field in plain words (``field_errors``, shown beside the
+field and listed above the form), never raw validator text.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +13,49 @@ from datetime import UTC, datetime
 from pydantic import ValidationError
 
 from trace_app.demo.data import HOSPITAL_EXAMPLE, DemoReport
-from trace_app.domain.publish import PersonInput, PublishReportInput
+from trace_app.domain.errors import EMPTY_REPORT_MESSAGE, TraceError
+from trace_app.domain.publish import MAX_AGE, PublishReportInput
 from trace_app.store.models import ClaimStatus
+from trace_app.web.errors import plain
 
 STATUSES = [status.value for status in ClaimStatus]
 
+LABELS = {
+    "incident_id": "Incident",
+    "source": "Source",
+    "summary": "Summary",
+    "original_text": "Original report text",
+    "reported_at": "Reported time",
+    "references": "References",
+    "person_name": "Person's name",
+    "person_age": "Age",
+    "status": "Status",
+    "location": "Location",
+}
+# Input fields (as the domain names them) -> form fields.
+FORM_FIELDS = {"person.name": "person_name", "person.age": "person_age"}
+AGE_MESSAGE = f"Age must be a whole number from 0 to {MAX_AGE}."
+
 
 class FormError(ValueError):
-    """The form's values cannot become a :class:`PublishReportInput`."""
+    """The form's values cannot become a :class:`PublishReportInput`.
 
-    def __init__(self, messages: list[str]) -> None:
-        super().__init__("; ".join(messages))
-        self.messages = messages
+    ``fields`` maps a form field to its message; ``messages`` lists them all once."""
+
+    def __init__(self, fields: dict[str, str], general: list[str] | None = None) -> None:
+        self.fields = fields
+        self.messages = list(dict.fromkeys([*(general or []), *fields.values()]))
+        super().__init__("; ".join(self.messages))
+
+
+def form_field(name: str) -> str:
+    base = name.split(".", 1)[0] if name.startswith("references") else name
+    return FORM_FIELDS.get(base, base)
+
+
+def _sentence(label: str, text: str) -> str:
+    text = text.rstrip(".")
+    return f"{label} {text}."
 
 
 @dataclass
@@ -38,6 +73,20 @@ class ReportForm:
     status: str = ClaimStatus.MISSING.value
     location: str = ""
     errors: list[str] = field(default_factory=list)
+    field_errors: dict[str, str] = field(default_factory=dict)
+
+    def refuse(self, error: FormError | TraceError) -> None:
+        """Show a refusal: each message beside its field, and all of them above."""
+        if isinstance(error, FormError):
+            self.field_errors = dict(error.fields)
+            self.errors = error.messages
+            return
+        message = str(error)
+        names = getattr(error, "fields", ()) or (
+            ("incident_id",) if getattr(error, "code", "") == "not_found" else ()
+        )
+        self.field_errors = {form_field(name): message for name in names}
+        self.errors = [message]
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> ReportForm:
@@ -77,44 +126,59 @@ class ReportForm:
         return asdict(self)
 
     def to_input(self) -> PublishReportInput:
-        problems: list[str] = []
+        problems: dict[str, str] = {}
         age: int | None = None
         if self.person_age.strip():
             try:
                 age = int(self.person_age.strip())
             except ValueError:
-                problems.append("Age must be a whole number.")
+                problems["person_age"] = AGE_MESSAGE
+            else:
+                if not 0 <= age <= MAX_AGE:
+                    problems["person_age"] = AGE_MESSAGE
         reported_at: datetime | None = None
         if self.reported_at.strip():
             try:
                 reported_at = datetime.fromisoformat(self.reported_at.strip())
             except ValueError:
-                problems.append("Reported time must look like 2026-07-15T07:30.")
+                problems["reported_at"] = "Reported time must look like 2026-07-15T07:30."
             else:
                 if reported_at.tzinfo is None:
                     reported_at = reported_at.replace(tzinfo=UTC)
         if self.status not in STATUSES:
-            problems.append("Choose a status: " + ", ".join(STATUSES) + ".")
+            problems["status"] = "Choose a status: " + ", ".join(STATUSES) + "."
         if problems:
             raise FormError(problems)
         try:
-            return PublishReportInput(
-                incident_id=self.incident_id,
-                source=self.source,
-                summary=self.summary,
-                original_text=self.original_text,
-                reported_at=reported_at,
-                references=[line for line in self.references.splitlines() if line.strip()],
-                person=PersonInput(name=self.person_name, age=age),
-                status=ClaimStatus(self.status),
-                location=self.location,
+            # one validation, so that every error carries its full place (person.name)
+            return PublishReportInput.model_validate(
+                {
+                    "incident_id": self.incident_id,
+                    "source": self.source,
+                    "summary": self.summary,
+                    "original_text": self.original_text,
+                    "reported_at": reported_at,
+                    "references": [line for line in self.references.splitlines() if line.strip()],
+                    "person": {"name": self.person_name, "age": age},
+                    "status": ClaimStatus(self.status),
+                    "location": self.location,
+                }
             )
         except ValidationError as exc:
-            raise FormError([_describe(err) for err in exc.errors()]) from exc
+            raise FormError(_field_messages(exc)) from exc
 
 
-def _describe(error: Mapping[str, object]) -> str:
-    loc = error.get("loc", ())
-    where = ".".join(str(part) for part in loc) if isinstance(loc, tuple) else str(loc)
-    labels = {"person.age": "Age", "references": "References"}
-    return f"{labels.get(where, where)}: {error.get('msg', 'invalid value')}."
+def _field_messages(exc: ValidationError) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for error in exc.errors(include_url=False, include_input=False):
+        loc = [str(part) for part in error["loc"] if not isinstance(part, int)]
+        name = form_field(".".join(loc))
+        text = plain(error)
+        if text == EMPTY_REPORT_MESSAGE:
+            message = text
+        elif name == "person_age":
+            message = AGE_MESSAGE
+        else:
+            message = _sentence(LABELS.get(name, name.replace("_", " ").capitalize()), text)
+        found.setdefault(name, message)
+    return found

@@ -8,8 +8,11 @@
 - ``GET /api/reports/{report_id}/investigation`` shows the saved result, or 404. It never
   calls a model.
 - ``GET /api/ledger`` shows the ledger's counts and cap (no secrets).
-- ``POST /reports/{report_id}/investigate`` is the panel's htmx form; it answers with the
-  result card (or the whole report page when htmx is not running).
+- ``POST /reports/{report_id}/investigate`` is the panel's form. With htmx it answers with
+  the result card. Without JavaScript it answers 303 (Post/Redirect/Get) to
+  ``/reports/{report_id}?check=<token>``, whose page shows that check's result, so a
+  reload sends nothing. The results behind the tokens are kept in this process for 15
+  minutes (at most 512); on another replica, or later, the page shows the saved result.
 
 The passphrase is read from the request body, compared in constant time inside the
 service, and never stored, logged or rendered: the panel's field is always empty.
@@ -17,17 +20,23 @@ service, and never stored, logged or rendered: the panel's field is always empty
 
 from __future__ import annotations
 
-from typing import Any
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from typing import Annotated, Any
+from urllib.parse import quote
 
-from fastapi import APIRouter, FastAPI, Form, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, FastAPI, Form, Path, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
 from modelgate.errors import LedgerUnavailable
-from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.investigation import evidence_store
 from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS
 from trace_app.investigation.outcome import InvestigationResult
@@ -35,8 +44,15 @@ from trace_app.investigation.service import InvestigationService, build_service
 from trace_app.investigation.vocabulary import MODE_MEANINGS, STATUS_MEANINGS
 from trace_app.store.models import Report
 from trace_app.web.deps import render
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
+from trace_app.web.throttle import PassphraseThrottle, Refusal
 
 router = APIRouter(tags=["investigation"])
+
+ReportId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorOut, "description": "No such report (or no saved run)"}
+}
 
 MAX_PASSPHRASE_CHARACTERS = 512
 
@@ -59,6 +75,12 @@ def _not_found(message: str) -> JSONResponse:
 
 @router.post(
     "/api/reports/{report_id}/investigate",
+    responses={
+        **COMMON_RESPONSES,
+        **NOT_FOUND,
+        403: {"model": ErrorOut},
+        429: {"model": ErrorOut, "description": "Too many wrong passphrases; see Retry-After"},
+    },
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -66,7 +88,7 @@ def _not_found(message: str) -> JSONResponse:
         }
     },
 )
-async def investigate_api(request: Request, report_id: str) -> JSONResponse:
+async def investigate_api(request: Request, report_id: ReportId) -> JSONResponse:
     """The body is required JSON (``{}`` when there is no passphrase): like every API POST
     it must be ``application/json``, and an empty or invalid body is a 422, never a silent
     default. The body is validated here so that a 422 never echoes what was sent (it may
@@ -74,11 +96,18 @@ async def investigate_api(request: Request, report_id: str) -> JSONResponse:
     try:
         body = InvestigateIn.model_validate_json(await request.body())
     except ValidationError as exc:
-        problems = [
-            {"loc": ["body", *error["loc"]], "msg": error["msg"], "type": error["type"]}
+        errors = [
+            {**error, "loc": ("body", *error["loc"])}
             for error in exc.errors(include_url=False, include_input=False)
         ]
-        return JSONResponse({"detail": problems, "code": "invalid_body"}, status_code=422)
+        return JSONResponse(validation_body(errors), status_code=422)
+    refusal = _throttled(request, body.passphrase)
+    if refusal is not None:
+        return JSONResponse(
+            {"detail": refusal.message, "code": "too_many_attempts"},
+            status_code=429,
+            headers={"Retry-After": str(refusal.retry_after_s)},
+        )
     try:
         result = await service(request).investigate(report_id, body.passphrase)
     except NotFoundError as exc:
@@ -86,8 +115,8 @@ async def investigate_api(request: Request, report_id: str) -> JSONResponse:
     return JSONResponse(result.as_json())
 
 
-@router.get("/api/reports/{report_id}/investigation")
-def saved_investigation_api(request: Request, report_id: str) -> JSONResponse:
+@router.get("/api/reports/{report_id}/investigation", responses={**COMMON_RESPONSES, **NOT_FOUND})
+def saved_investigation_api(request: Request, report_id: ReportId) -> JSONResponse:
     try:
         result = service(request).saved_result(report_id)
     except NotFoundError as exc:
@@ -97,7 +126,13 @@ def saved_investigation_api(request: Request, report_id: str) -> JSONResponse:
     return JSONResponse(result.as_json())
 
 
-@router.get("/api/ledger")
+@router.get(
+    "/api/ledger",
+    responses={
+        **COMMON_RESPONSES,
+        503: {"model": ErrorOut, "description": "The ledger cannot be read"},
+    },
+)
 def ledger_api(request: Request) -> JSONResponse:
     svc = service(request)
     try:
@@ -131,24 +166,89 @@ async def investigate_form(
     if len(passphrase) > MAX_PASSPHRASE_CHARACTERS:  # checked here: a 422 never echoes it
         message = f"The passphrase is longer than {MAX_PASSPHRASE_CHARACTERS} characters."
         return render(request, "error.html", {"title": "Invalid request", "message": message}, 422)
+    refusal = _throttled(request, passphrase)
+    if refusal is not None:
+        headers = {"Retry-After": str(refusal.retry_after_s)}
+        if request.headers.get("hx-request") == "true":
+            fragment = Markup('<p class="error" role="alert" id="throttled">{}</p>')
+            return HTMLResponse(fragment.format(refusal.message), 429, headers=headers)
+        page = render(
+            request, "error.html", {"title": "Try again later", "message": refusal.message}, 429
+        )
+        page.headers.update(headers)
+        return page
     try:
         result = await service(request).investigate(report_id, passphrase or None)
     except NotFoundError as exc:
         return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
     if request.headers.get("hx-request") == "true":
-        return render(request, "investigation/result.html", card_context(result))
-    with request.app.state.db.sessions() as session:
-        report = queries.get_report(session, report_id)
-        context: dict[str, Any] = {
-            "report": report,
-            "incident": report.incident,
-            "nav_incident": report.incident,
-            "just_published": False,
-        }
-        for provider in request.app.state.report_context_providers:
-            context.update(provider(session, report))
-        context.update(card_context(result))
-        return render(request, "report.html", context)
+        card = render(request, "investigation/result.html", card_context(result))
+        cleared = render(request, "investigation/passphrase_input.html", {"oob": True})
+        return HTMLResponse(bytes(card.body) + bytes(cleared.body), headers=_no_store())
+    token = recent_checks(request).put(report_id, result)
+    return RedirectResponse(
+        f"/reports/{quote(report_id)}?check={token}#investigate-heading", status_code=303
+    )
+
+
+class RecentChecks:
+    """Results of no-JS checks, for the page the form redirects to (Post/Redirect/Get).
+
+    In memory, per process, bounded in number and age; a token is random and names one
+    report's result. Nothing secret is kept (a result never holds the passphrase).
+    """
+
+    def __init__(self, size: int = 512, ttl_s: float = 900.0) -> None:
+        self.size = size
+        self.ttl_s = ttl_s
+        self._items: OrderedDict[str, tuple[str, InvestigationResult, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, report_id: str, result: InvestigationResult) -> str:
+        token = secrets.token_urlsafe(16)
+        with self._lock:
+            self._items[token] = (report_id, result, time.monotonic() + self.ttl_s)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return token
+
+    def get(self, token: str, report_id: str) -> InvestigationResult | None:
+        with self._lock:
+            found = self._items.get(token)
+        if found is None or found[0] != report_id or found[2] < time.monotonic():
+            return None
+        return found[1]
+
+
+def recent_checks(request: Request) -> RecentChecks:
+    checks = request.app.state.recent_checks
+    assert isinstance(checks, RecentChecks)
+    return checks
+
+
+def _checked_now(request: Request, report: Report) -> dict[str, Any]:
+    """The report view after a no-JS check: that check's result, read from memory."""
+    token = request.query_params.get("check", "")
+    result = recent_checks(request).get(token, report.id) if token else None
+    return card_context(result) if result is not None else {}
+
+
+def _no_store() -> dict[str, str]:
+    return {"Cache-Control": "no-store"}
+
+
+def _throttled(request: Request, passphrase: str | None) -> Refusal | None:
+    """A refusal when wrong passphrases from this client (or overall) ran out; counts a
+    typed passphrase that does not match. Nothing typed, or live checks off: never."""
+    svc = service(request)
+    if not passphrase or not svc.model.live_enabled:
+        return None
+    throttle: PassphraseThrottle = request.app.state.passphrase_throttle
+    address = request.client.host if request.client is not None else "unknown"
+    refusal = throttle.refusal(address)
+    if refusal is None and not svc.model.passphrase_matches(passphrase):
+        throttle.wrong(address)
+    return refusal
 
 
 def card_context(result: InvestigationResult | None) -> dict[str, Any]:
@@ -168,5 +268,14 @@ def panel_context(session: Session, report: Report) -> dict[str, Any]:
 
 def setup(app: FastAPI) -> None:
     """Called by the app factory: build the service and register the panel context."""
+    health = getattr(app.state, "model_health", None)
     app.state.investigation = build_service(app.state.db, app.state.settings)
-    app.state.report_context_providers.append(panel_context)
+    app.state.investigation.model_health = health
+
+    def panel_with_model_state(session: Session, report: Report) -> dict[str, Any]:
+        notice = health() if health is not None else None
+        return {**panel_context(session, report), "model_notice": notice}
+
+    app.state.report_context_providers.append(panel_with_model_state)
+    app.state.recent_checks = RecentChecks()
+    app.state.report_request_providers.append(_checked_now)

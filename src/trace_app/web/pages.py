@@ -15,7 +15,7 @@ from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError, PublishError
 from trace_app.domain.publish import publish_and_commit
 from trace_app.store.models import ClaimStatus, Incident, Report
-from trace_app.web.deps import database, get_session, render
+from trace_app.web.deps import DEMO_ONLY_MESSAGE, database, get_session, is_demo, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
 
 router = APIRouter(include_in_schema=False)
@@ -49,18 +49,38 @@ def incident(incident_id: str) -> Response:
     return RedirectResponse(f"/incidents/{incident_id}/people", status_code=307)
 
 
+# Far beyond any incident (50 a page); SQLite's integers end at 2**63.
+MAX_PAGE_NUMBER = 1_000_000
+
+
+class BadPage(ValueError):
+    """The ``page`` query parameter is not a page number Trace can show."""
+
+
 def _page_number(request: Request) -> int:
+    raw = request.query_params.get("page", "1").strip() or "1"
     try:
-        return max(1, int(request.query_params.get("page", "1")))
+        number = int(raw)
     except ValueError:
-        return 1
+        number = 0
+    if not 1 <= number <= MAX_PAGE_NUMBER:
+        raise BadPage(f"Page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}.")
+    return number
+
+
+def _bad_page(request: Request, exc: BadPage) -> Response:
+    return render(request, "error.html", {"title": "No such page", "message": str(exc)}, 422)
 
 
 @router.get("/incidents/{incident_id}/people")
 async def people(request: Request, incident_id: str) -> Response:
     # One thread hop for the whole page (session, queries and rendering): the People page
     # is the busiest read.
-    return await run_in_threadpool(_people_page, request, incident_id, _page_number(request))
+    try:
+        number = _page_number(request)
+    except BadPage as exc:
+        return _bad_page(request, exc)
+    return await run_in_threadpool(_people_page, request, incident_id, number)
 
 
 def _people_page(request: Request, incident_id: str, number: int) -> Response:
@@ -87,7 +107,10 @@ def reports(
         incident = queries.get_incident(session, incident_id)
     except NotFoundError as exc:
         return _not_found(request, str(exc))
-    number = _page_number(request)
+    try:
+        number = _page_number(request)
+    except BadPage as exc:
+        return _bad_page(request, exc)
     limit = queries.PEOPLE_PER_PAGE
     page = queries.reports_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
     return render(
@@ -119,6 +142,8 @@ def report_page_context(request: Request, session: Session, report: Report) -> d
     }
     for provider in request.app.state.report_context_providers:
         context.update(provider(session, report))
+    for request_provider in request.app.state.report_request_providers:
+        context.update(request_provider(request, report))
     return context
 
 
@@ -165,19 +190,19 @@ async def publish(request: Request, session: Session = Depends(get_session)) -> 
 def _publish_form(request: Request, session: Session, form: ReportForm) -> Response:
     try:
         report = publish_and_commit(session, form.to_input())
-    except FormError as exc:
+    except (FormError, PublishError, NotFoundError) as exc:
         session.rollback()
-        form.errors = exc.messages
-        return _form_page(request, session, form, 422)
-    except (PublishError, NotFoundError) as exc:
-        session.rollback()
-        form.errors = [str(exc)]
+        form.refuse(exc)
         return _form_page(request, session, form, 422)
     return RedirectResponse(f"/reports/{report.id}?published=1", status_code=303)
 
 
 @router.post("/demo/reset")
-def reset(session: Session = Depends(get_session)) -> Response:
+def reset(request: Request, session: Session = Depends(get_session)) -> Response:
+    if not is_demo(request):
+        return render(
+            request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
+        )
     reset_demo(session)
     session.commit()
     return RedirectResponse("/?reset=1", status_code=303)

@@ -10,7 +10,11 @@
   ``trace_csrf`` cookie's value in the ``csrf_token`` form field or the ``X-CSRF-Token``
   header (403 otherwise).
 - **Headers**: a strict Content-Security-Policy (scripts and styles from this server
-  only), ``nosniff``, no framing, same-origin referrers.
+  only), ``nosniff``, no framing, same-origin referrers, and ``Cache-Control: no-store``
+  on everything but ``/static/`` (pages and API answers hold personal data).
+- **Server faults**: an exception that escapes the app is logged with its traceback and a
+  short error id, and answered here (so with the same headers) by a 500 whose page or
+  JSON body shows only that id.
 
 The token is available to templates as ``request.state.csrf_token``.
 """
@@ -18,6 +22,7 @@ The token is available to templates as ``request.state.csrf_token``.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from collections.abc import Iterable
 from http.cookies import SimpleCookie
@@ -43,6 +48,9 @@ DOCS_CONTENT_SECURITY_POLICY = (
     "https://fastapi.tiangolo.com; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 )
 DOCS_PATHS = frozenset({"/docs", "/redoc"})
+STATIC_PREFIX = "/static/"
+
+log = logging.getLogger(__name__)
 
 
 class _TooLarge(Exception):
@@ -134,7 +142,21 @@ class SecurityMiddleware:
 
         if has_body:
             receive = _replay(body, receive)
-        await self.app(scope, receive, send)
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:
+            error_id = secrets.token_hex(6)
+            log.exception("server error %s on %s %s", error_id, method, path)
+            if not started:
+                await _server_error(send, error_id, is_api)
 
     def _cross_site_problem(
         self,
@@ -196,6 +218,8 @@ class SecurityMiddleware:
                 out.setdefault("x-content-type-options", "nosniff")
                 out.setdefault("x-frame-options", "DENY")
                 out.setdefault("referrer-policy", "same-origin")
+                if not path.startswith(STATIC_PREFIX):
+                    out["cache-control"] = "no-store"
                 if new_token is not None:
                     out.append(
                         "set-cookie",
@@ -236,11 +260,32 @@ async def _refuse(send: Send, status: int, message: str, as_json: bool) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
-def _html_error(status: int, message: str) -> str:
+async def _server_error(send: Send, error_id: str, as_json: bool) -> None:
+    message = (
+        f"Something went wrong on the server; nothing more was done. The error id is "
+        f"{error_id}: give it to the operator, whose log has the details."
+    )
+    if as_json:
+        payload = json.dumps(
+            {"detail": message, "code": "server_error", "error_id": error_id}
+        ).encode()
+        content_type = b"application/json"
+    else:
+        payload = _html_error(500, message, heading="Server error").encode()
+        content_type = b"text/html; charset=utf-8"
+    headers = [
+        (b"content-type", content_type),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 500, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def _html_error(status: int, message: str, heading: str = "Request refused") -> str:
     # The message is ours (no user text), so no escaping is needed.
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{status} - Trace</title><link rel=stylesheet href=/static/trace.css></head>"
-        f'<body><main class="page"><h1>Request refused ({status})</h1><p role=alert>{message}</p>'
+        f'<body><main class="page"><h1>{heading} ({status})</h1><p role=alert>{message}</p>'
         '<p><a href="/">Back to Trace</a></p></main></body></html>'
     )

@@ -95,6 +95,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def live_app(stub: StubChatServer, monkeypatch: pytest.MonkeyPatch, model: str) -> TestClient:
     monkeypatch.setenv("TRACE_MODEL_BASE_URL", stub.base_url)
     monkeypatch.setenv("TRACE_MODEL", model)
+    monkeypatch.setenv("TRACE_DEMO", "1")  # the tests reset the demo through the API
     return TestClient(create_app(TraceSettings.from_env()), base_url="http://127.0.0.1")
 
 

@@ -1,0 +1,88 @@
+"""A deployment is not the demo: plain ``trace serve`` never seeds and never resets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from trace_app.demo import seed
+from trace_app.settings import TraceSettings
+from trace_app.web.app import create_app
+
+REFUSED = "Reset demo is switched off: this server is not a demo"
+
+
+def deployment_settings(tmp_path: Path) -> TraceSettings:
+    home = tmp_path / "deploy"
+    return TraceSettings(home=home, database_url=f"sqlite:///{home / 'trace.db'}")
+
+
+def token(client: TestClient) -> str:
+    client.get("/")
+    value: str = client.cookies["trace_csrf"]
+    return value
+
+
+def test_deployment_starts_empty_and_shows_no_reset(
+    tmp_path: Path, isolated_hooks: list[seed.ResetHook]
+) -> None:
+    with TestClient(create_app(deployment_settings(tmp_path))) as web:
+        assert web.get("/api/incidents").json() == {"items": []}
+        home = web.get("/").text
+        assert "No incident yet" in home
+        assert "Reset demo" not in home and 'action="/demo/reset"' not in home
+
+
+def test_deployment_refuses_reset_and_keeps_data(
+    tmp_path: Path, isolated_hooks: list[seed.ResetHook]
+) -> None:
+    settings = deployment_settings(tmp_path)
+    app = create_app(settings)
+    with app.state.db.session() as session:
+        seed.reset_demo(session)  # data that a reset would wipe
+    with TestClient(app, follow_redirects=False) as web:
+        before = web.get("/api/incidents").json()["items"]
+        api = web.post("/api/demo/reset", json={})
+        assert api.status_code == 403
+        assert api.json()["code"] == "demo_only"
+        assert REFUSED in api.json()["detail"]
+        page = web.post("/demo/reset", data={"csrf_token": token(web)})
+        assert page.status_code == 403 and REFUSED in page.text
+        assert web.get("/api/incidents").json()["items"] == before
+
+
+def test_demo_server_seeds_and_offers_reset(
+    sqlite_settings: TraceSettings, isolated_hooks: list[seed.ResetHook]
+) -> None:
+    assert sqlite_settings.demo
+    with TestClient(create_app(sqlite_settings)) as web:
+        names = [i["name"] for i in web.get("/api/incidents").json()["items"]]
+        assert names == ["Flood Relief Demo"]
+        assert 'action="/demo/reset"' in web.get("/").text
+        assert web.post("/api/demo/reset", json={}).status_code == 200
+
+
+@pytest.mark.parametrize(("args", "demo"), [(["serve"], False), (["serve", "--demo"], True)])
+def test_serve_is_a_deployment_unless_told_demo(
+    args: list[str], demo: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    from trace_app.cli import app as cli
+
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda web_app, **_kw: served.append(web_app))
+    monkeypatch.setenv("TRACE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("TRACE_DEMO", raising=False)
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    (web_app,) = served
+    assert web_app.state.settings.demo is demo
+    with TestClient(web_app) as web:
+        incidents = web.get("/api/incidents").json()["items"]
+        assert bool(incidents) is demo
