@@ -39,6 +39,8 @@ from viano_bug_analysis.analysis.validation import OPTIONAL_STATEMENTS, STATEMEN
 
 DERIVED_TITLE = "Viano case interpretation output, version 1, narrowed to one context"
 ANY = "any"
+# where a rule needs a citation first, how many more items may follow it
+ORDERED_EXTRA = 3
 
 
 class _Builder:
@@ -87,6 +89,17 @@ class _Builder:
             }
         return {"$ref": f"#/$defs/{name}"}
 
+    def statement_with(self, source_ids: dict[str, Any], name: str) -> dict[str, Any]:
+        """A reference to a statement whose ``source_ids`` schema is given."""
+        if name not in self.defs:
+            self.defs[name] = {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["text", "source_ids"],
+                "properties": {"text": dict(self.text), "source_ids": source_ids},
+            }
+        return {"$ref": f"#/$defs/{name}"}
+
     def statements_list(
         self, item: dict[str, Any], *, low: int = 0, high: int | None = None
     ) -> dict[str, Any]:
@@ -95,6 +108,22 @@ class _Builder:
         if low:
             out["minItems"] = low
         return out
+
+
+def leading(first: list[dict[str, Any]], rest: dict[str, Any], extra: int) -> dict[str, Any]:
+    """Arrays that start with one item of each schema of ``first`` and go on with up to
+    ``extra`` items of ``rest``: one exact tuple per length (``prefixItems`` with
+    ``items: false``, which llama.cpp's converter and JSON Schema read alike)."""
+    options = [
+        {
+            "type": "array",
+            "minItems": len(first) + n,
+            "prefixItems": [*first, *([rest] * n)],
+            "items": False,
+        }
+        for n in range(extra + 1)
+    ]
+    return options[0] if len(options) == 1 else {"anyOf": options}
 
 
 def _valid_ids(catalogue: Catalogue, pattern: str) -> list[str]:
@@ -122,16 +151,23 @@ def derive_schema(catalogue: Catalogue, rules: RuleTable = RULES) -> dict[str, A
         if not ref or len(set(allowed)) < min_ids:
             properties[section] = build.statements_list(build.statement(any_ref, 1, 1), high=0)
             continue
-        low = 0
+        item = build.statement(ref, len(allowed), min_ids)
+        need = rules.completeness.source_id
         if (
             section == rules.completeness.section
             and catalogue.completeness() != COMPLETE
-            and rules.completeness.source_id in allowed
+            and need in allowed
         ):
-            low = 1
-        properties[section] = build.statements_list(
-            build.statement(ref, len(allowed), min_ids), low=low
-        )
+            # the first statement cites the completeness entry first
+            first_ids = leading(
+                [{"$ref": f"#/$defs/{build.id_set('completeness', [need])}"}],
+                {"$ref": f"#/$defs/{ref}"},
+                min(ORDERED_EXTRA, len(allowed) - 1),
+            )
+            first = build.statement_with(first_ids, f"statement_{section}_first")
+            properties[section] = leading([first], item, ORDERED_EXTRA)
+            continue
+        properties[section] = build.statements_list(item)
 
     for section in OPTIONAL_STATEMENTS:
         ref, allowed = cited(section)
@@ -142,11 +178,23 @@ def derive_schema(catalogue: Catalogue, rules: RuleTable = RULES) -> dict[str, A
         if not ref or any(not group for group in groups):
             properties[section] = {"type": "null"}
             continue
-        disjoint = sum(len(g) for g in groups) == len({i for g in groups for i in g})
-        min_ids = len(groups) if disjoint and groups else 1
-        properties[section] = {
-            "anyOf": [build.statement(ref, len(allowed), min_ids), {"type": "null"}]
-        }
+        if not groups:
+            properties[section] = {
+                "anyOf": [build.statement(ref, len(allowed), 1), {"type": "null"}]
+            }
+            continue
+        # one id of each required group first, in the table's order, then any allowed ids
+        refs = [
+            build.id_set(rule.code, group)
+            for rule, group in zip(rules.requirements(section), groups, strict=True)
+        ]
+        source_ids = leading(
+            [{"$ref": f"#/$defs/{r}"} for r in refs],
+            {"$ref": f"#/$defs/{ref}"},
+            max(0, min(ORDERED_EXTRA, len(allowed) - len(refs))),
+        )
+        name = "statement_" + "_".join(r[4:] for r in refs)
+        properties[section] = {"anyOf": [build.statement_with(source_ids, name), {"type": "null"}]}
 
     ref, allowed = cited("interpretation_summary")
     properties["interpretation_summary"] = build.statement(ref or any_ref, len(allowed), 1)

@@ -176,7 +176,10 @@ RULES = RuleTable(
     ),
     distinct=(
         DistinctSources(
-            "contradictions", "contradiction_too_few", 2, "a contradiction needs two distinct sources"
+            "contradictions",
+            "contradiction_too_few",
+            2,
+            "a contradiction needs two distinct sources",
         ),
     ),
     completeness=CompletenessRule("unknowns", "incompleteness_not_unknown", COMPLETENESS_ID),

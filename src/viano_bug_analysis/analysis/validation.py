@@ -156,9 +156,7 @@ def _entity_rules(
         entity_id = item["entity_id"]
         at = f"/relevant_entities/{index}/entity_id"
         if entity_id not in catalogue or not rule.admits(catalogue, entity_id):
-            found.append(
-                Violation(rule.code, at, f"{entity_id} is not an N entry of this context")
-            )
+            found.append(Violation(rule.code, at, f"{entity_id} is not an N entry of this context"))
         elif entity_id in seen:
             found.append(
                 Violation(rule.duplicate_code, at, f"{entity_id} is listed more than once")
@@ -215,7 +213,9 @@ def _statement_rules(
     by statement."""
     found: list[Violation] = []
     per_statement = [rule for rule in rules.citations if rule.per_statement]
-    sections = dict.fromkeys([r.section for r in rules.distinct] + [r.section for r in per_statement])
+    sections = dict.fromkeys(
+        [r.section for r in rules.distinct] + [r.section for r in per_statement]
+    )
     for section in sections:
         for at, statement in _section_statements(output, section):
             for count_rule in rules.distinct:

@@ -20,15 +20,7 @@ from viano_bug_analysis.analysis.validation import output_schema, validate_outpu
 
 STATIC = Draft202012Validator(output_schema())
 # rules the derived schema cannot state portably; every other rule it makes unbreakable
-VALIDATOR_ONLY = frozenset(
-    {
-        "divergence_without_intended",
-        "divergence_without_observed",
-        "contradiction_too_few",
-        "incompleteness_not_unknown",
-        "entity_duplicate",
-    }
-)
+VALIDATOR_ONLY = frozenset({"contradiction_too_few", "entity_duplicate"})
 # the keywords derive_schema writes; the generator below refuses any other
 KEYWORDS = frozenset(
     {
@@ -42,6 +34,7 @@ KEYWORDS = frozenset(
         "$ref",
         "anyOf",
         "items",
+        "prefixItems",
         "minItems",
         "maxItems",
         "enum",
@@ -67,7 +60,10 @@ def section_ids(schema: dict[str, Any], section: str) -> list[str] | None:
         node = resolve(schema, node["anyOf"][0])
     if node.get("type") == "array":
         node = resolve(schema, node["items"])
-    items = resolve(schema, node["properties"]["source_ids"]["items"])
+    ids = resolve(schema, node["properties"]["source_ids"])
+    if "anyOf" in ids:  # a required citation first: the longest form lists the rest
+        ids = ids["anyOf"][-1]
+    items = resolve(schema, ids.get("items") or ids["prefixItems"][-1])
     return list(items["enum"])
 
 
@@ -87,6 +83,9 @@ def instances(schema: dict[str, Any], node: dict[str, Any]) -> st.SearchStrategy
     if kind == "string":
         assert "pattern" not in node or "enum" in node
         return st.text(min_size=node.get("minLength", 0), max_size=min(node["maxLength"], 20))
+    if kind == "array" and "prefixItems" in node:
+        assert node["items"] is False and node["minItems"] == len(node["prefixItems"])
+        return st.tuples(*(instances(schema, item) for item in node["prefixItems"])).map(list)
     if kind == "array":
         if node["maxItems"] == 0:
             return st.just([])
@@ -171,7 +170,13 @@ def test_without_expectations_intended_behaviour_and_gaps_are_closed() -> None:
     assert schema["properties"]["expected_behavior"]["maxItems"] == 0
     assert schema["properties"]["behavior_gap"] == {"type": "null"}
     assert schema["properties"]["first_known_divergence"] == {"type": "null"}
-    assert schema["properties"]["unknowns"]["minItems"] == 1
+    unknowns = schema["properties"]["unknowns"]["anyOf"]
+    assert [form["minItems"] for form in unknowns] == [1, 2, 3, 4]
+    first = resolve(schema, unknowns[0]["prefixItems"][0])["properties"]["source_ids"]["anyOf"]
+    assert resolve(schema, first[0]["prefixItems"][0])["enum"] == ["Q0001"]
+    assert not Draft202012Validator(schema).is_valid(
+        answer(unknowns=[statement("Operating system unknown.", "D0001")])
+    )
     invented = answer(
         expected_behavior=[statement("It should work.", "O0001")],
         behavior_gap=None,
@@ -182,14 +187,27 @@ def test_without_expectations_intended_behaviour_and_gaps_are_closed() -> None:
     assert not Draft202012Validator(schema).is_valid(invented)
 
 
+def test_gaps_cite_intended_behaviour_and_an_observation_first() -> None:
+    schema = derive_schema(catalogue())
+    check = Draft202012Validator(schema)
+    gap = resolve(schema, schema["properties"]["behavior_gap"]["anyOf"][0])
+    forms = gap["properties"]["source_ids"]["anyOf"]
+    assert resolve(schema, forms[0]["prefixItems"][0])["enum"] == ["E0001", "E0002"]
+    observed = resolve(schema, forms[0]["prefixItems"][1])["enum"]
+    assert observed == ["O0001", "O0002", "C0001", "B0001"]
+    assert check.is_valid(answer())
+    assert not check.is_valid(answer(behavior_gap=statement("Differs.", "O0001", "C0001")))
+    assert not check.is_valid(answer(behavior_gap=statement("Differs.", "E0001", "S0001")))
+
+
 def test_a_changed_rule_changes_the_schema_and_the_validator_alike() -> None:
     cat = catalogue()
     tester = next(r for r in RULES.citations if r.section == "tester_assumptions")
     only_t = dataclasses.replace(tester, admits=letters("T"), kinds="T")
     changed = dataclasses.replace(
         RULES,
-        citations=tuple(only_t if r is tester else r for r in RULES.citations)
-        + (
+        citations=(
+            *(only_t if r is tester else r for r in RULES.citations),
             CitationRule(
                 "investigation_direction",
                 "direction_not_observed",
