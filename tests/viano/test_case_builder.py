@@ -297,3 +297,28 @@ def test_quoted_lines_are_no_hypotheses_of_the_one_who_quotes(
         (stated, "ana"),
         (reply, "ben"),
     ]
+
+
+def test_a_question_about_the_intended_behaviour_states_none(
+    store: PackageStore, tmp_path: Path
+) -> None:
+    """A reporter's question with an expectation word ("Is this expected?") gives no E
+    record; a statement of the same report does."""
+    intake = {
+        "intake_format": "viano-intake/1",
+        "case_id": "question-case",
+        "title": "Export writes an empty file",
+        "observations": ["The export file is empty. Is this expected? Should I add a sample?"],
+    }
+    store.add(intake_package(tmp_path / "in.zip", intake))
+    CaseBuilder(store).build("question-case", "supplied")
+    case = _case(store, "question-case")
+    assert _by_kind(case, "expectation") == []
+    assert case["completeness"]["expected_behavior"] == "missing"
+    stated = copy.deepcopy(intake)
+    stated["case_id"] = "stated-case"
+    stated["observations"] = ["The export file is empty. It should hold every row."]
+    store.add(intake_package(tmp_path / "in2.zip", stated))
+    CaseBuilder(store).build("stated-case", "supplied")
+    (exp,) = _by_kind(_case(store, "stated-case"), "expectation")
+    assert exp["text"] == "It should hold every row."

@@ -364,7 +364,9 @@ class RecordSet:
             if rec["provenance"]["role"] != "reporter" or not h.may_hold_expectation(rec["text"]):
                 continue
             for sentence, start, end in h.expectation_sentences(rec["text"]):
-                if "[unread X" in sentence:
+                if "[unread X" in sentence or sentence.rstrip().endswith("?"):
+                    # a question ("Should I add a test?", "Is this expected?") asks
+                    # about the intended behaviour; it does not state it
                     continue
                 src = rec["provenance"]
                 prov = dict(src)
