@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -28,28 +27,14 @@ from urllib.parse import urlsplit
 import httpx
 import typer
 
+from viano_bug_analysis.demo_data import DemoError, real_data_dir
 from viano_bug_analysis.errors import VianoError
+
+__all__ = ["DemoError", "extract_bug", "local_model_for", "real_data_dir", "run_demo"]
 
 DEFAULT_BUG_FILE = Path("bug_reports") / "bugbug" / "bugs.json"
 DEFAULT_BUG_ID = 1389136  # a short Firefox display bug with a few comments
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-class DemoError(VianoError):
-    """The demo cannot run: no real data, no such bug, or no model to ask."""
-
-    code = "demo.unavailable"
-
-
-def real_data_dir() -> Path:
-    configured = os.environ.get("REAL_DATA_DIR", "").strip()
-    path = Path(configured) if configured else Path.cwd().parent / "shared" / "data"
-    if not path.is_dir():
-        raise DemoError(
-            f"real data folder {path} not found: set REAL_DATA_DIR or run from a checkout "
-            "next to shared/data"
-        )
-    return path
 
 
 def extract_bug(source: Path, bug_id: int, target: Path) -> Path:

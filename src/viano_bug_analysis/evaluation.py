@@ -122,7 +122,7 @@ def load_cases(folder: Path, data_dir: Path | None = None) -> list[VianoCase]:
             if not isinstance(record, int | str) or isinstance(record, bool):
                 raise EvalCaseError(f"{where}: record must be the record's id")
             if data_dir is None:
-                from viano_bug_analysis.demo import real_data_dir
+                from viano_bug_analysis.demo_data import real_data_dir
 
                 try:
                     data_dir = real_data_dir()
