@@ -322,3 +322,21 @@ def test_a_question_about_the_intended_behaviour_states_none(
     CaseBuilder(store).build("stated-case", "supplied")
     (exp,) = _by_kind(_case(store, "stated-case"), "expectation")
     assert exp["text"] == "It should hold every row."
+
+
+def test_an_expected_section_of_template_questions_states_no_expectation(
+    store: PackageStore, tmp_path: Path
+) -> None:
+    intake = {
+        "intake_format": "viano-intake/1",
+        "case_id": "template-case",
+        "title": "Crash on start",
+        "observations": ["The app crashes on start."],
+        "expected_behavior": "Which versions are you using? Did this work before?",
+    }
+    store.add(intake_package(tmp_path / "in.zip", intake))
+    CaseBuilder(store).build("template-case", "supplied")
+    case = _case(store, "template-case")
+    assert _by_kind(case, "expectation") == []
+    (empty,) = [d for d in _by_kind(case, "data_quality") if d["code"] == "empty_expected_behavior"]
+    assert "only questions" in empty["text"]
