@@ -4,9 +4,10 @@ The report comes from the real public data (``REAL_DATA_DIR``, else ``../shared/
 next to the current folder): by default one Bugzilla bug from
 ``bug_reports/bugbug/bugs.json``. Everything is written under a new folder
 ``.viano-local/demo/<UTC time>/`` (input, package, store), so a rerun never touches an
-earlier one. The model is the gateway configuration's (``config/llm.local.toml`` by
-default); when its first provider is a loopback URL where nothing answers, the embedded
-local model server is started on that port for the duration of the command.
+earlier one. The model is the gateway configuration's (``--config``, else
+``config/llm.local.toml`` of the current folder, else the embedded configuration shipped
+in the package); when its first provider is a loopback URL where nothing answers, the
+embedded local model server is started on that port for the duration of the command.
 
 Every interpretation outcome is shown as it is: an answer the validation rejected
 (ERROR, with its violations) is a legitimate result, not a crash.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -27,28 +27,14 @@ from urllib.parse import urlsplit
 import httpx
 import typer
 
+from viano_bug_analysis.demo_data import DemoError, real_data_dir
 from viano_bug_analysis.errors import VianoError
+
+__all__ = ["DemoError", "extract_bug", "local_model_for", "real_data_dir", "run_demo"]
 
 DEFAULT_BUG_FILE = Path("bug_reports") / "bugbug" / "bugs.json"
 DEFAULT_BUG_ID = 1389136  # a short Firefox display bug with a few comments
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-class DemoError(VianoError):
-    """The demo cannot run: no real data, no such bug, or no model to ask."""
-
-    code = "demo.unavailable"
-
-
-def real_data_dir() -> Path:
-    configured = os.environ.get("REAL_DATA_DIR", "").strip()
-    path = Path(configured) if configured else Path.cwd().parent / "shared" / "data"
-    if not path.is_dir():
-        raise DemoError(
-            f"real data folder {path} not found: set REAL_DATA_DIR or run from a checkout "
-            "next to shared/data"
-        )
-    return path
 
 
 def extract_bug(source: Path, bug_id: int, target: Path) -> Path:
@@ -102,21 +88,23 @@ def local_model_for(base_url: str, model: str, log_dir: Path) -> Iterator[str]:
 Echo = Callable[[str], None]
 
 
-def run_demo(config_path: Path, bug_id: int, workdir: Path | None, echo: Echo) -> int:
+def run_demo(config_path: Path | None, bug_id: int, workdir: Path | None, echo: Echo) -> int:
     """Import, build and interpret one real bug; print each step. Returns an exit code."""
-    from viano_bug_analysis.analysis.command import EXIT_CODES
+    from viano_bug_analysis.analysis.command import EXIT_CODES, violation_lines
     from viano_bug_analysis.analysis.interpreter import CaseInterpreter
     from viano_bug_analysis.case import CaseBuilder
     from viano_bug_analysis.intake import import_file
-    from viano_bug_analysis.llm import GatewayConfig, LLMGateway
+    from viano_bug_analysis.llm import LLMGateway
+    from viano_bug_analysis.llm.config import resolve_config
     from viano_bug_analysis.packages import PackageStore
 
-    config = GatewayConfig.load(config_path)
+    config, config_source = resolve_config(config_path)
     source = real_data_dir() / DEFAULT_BUG_FILE
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     folder = workdir if workdir is not None else Path(".viano-local") / "demo" / stamp
     folder.mkdir(parents=True, exist_ok=True)
     raw = extract_bug(source, bug_id, folder / "input" / f"bug-{bug_id}.json")
+    echo(f"0. configuration: {config_source}")
     echo(f"1. real report: Bugzilla bug {bug_id} from {source} -> {raw}")
     imported = import_file("bugzilla", raw, folder / "package.zip")[0]
     echo(f"2. imported: case {imported.case_id}, package {imported.package_id}")
@@ -151,12 +139,13 @@ def run_demo(config_path: Path, bug_id: int, workdir: Path | None, echo: Echo) -
                 echo("")
                 echo(reader.read(summary_ref).decode("utf-8"))
     elif result.violations:
+        rules = len({v["rule"] for v in result.violations})
         echo(
-            f"   the answer was rejected by validation ({len(result.violations)} problems; "
-            f"report {result.rejection_ref}); nothing was published:"
+            f"   the answer was rejected by validation ({len(result.violations)} problems, "
+            f"{rules} rules; report {result.rejection_ref}); nothing was published:"
         )
-        for violation in result.violations[:15]:
-            echo(f"   - {violation['rule']} at {violation['at'] or '/'}: {violation['message']}")
+        for line in violation_lines(result.violations):
+            echo(f"   - {line}" if not line.startswith(" ") else f"   {line}")
     if result.error:
         echo(f"   gateway: [{result.error.get('code')}] {result.error.get('message')}")
     echo(f"\nstore: {folder / 'store'}  (viano show {folder / 'store'} {case_id} {package_id})")
@@ -165,10 +154,14 @@ def run_demo(config_path: Path, bug_id: int, workdir: Path | None, echo: Echo) -
     return EXIT_CODES[status]
 
 
+_CONFIG_HELP = (
+    "Gateway configuration (TOML); default config/llm.local.toml when the current folder "
+    "has one, else the embedded local model shipped with Viano."
+)
+
+
 def demo_command(
-    config: Path = typer.Option(
-        Path("config/llm.local.toml"), "--config", help="Gateway configuration (TOML)."
-    ),
+    config: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
     bug_id: int = typer.Option(DEFAULT_BUG_ID, "--bug-id", help="Bugzilla bug id in bugs.json."),
     workdir: Path | None = typer.Option(None, "--workdir", help="Folder for this run."),
 ) -> None:
@@ -183,9 +176,7 @@ def demo_command(
 
 def eval_command(
     cases: Path = typer.Argument(..., help="Case folder with cases.jsonl (docs/evaluation.md)."),
-    config: Path = typer.Option(
-        Path("config/llm.local.toml"), "--config", help="Gateway configuration (TOML)."
-    ),
+    config: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
     out: Path | None = typer.Option(None, "--out", help="Also write the figures as JSON here."),
 ) -> None:
     """Interpret a labelled set of bug reports with the configured model and count."""
@@ -196,7 +187,7 @@ def eval_command(
         run_evaluation,
         write_json,
     )
-    from viano_bug_analysis.llm import GatewayConfig
+    from viano_bug_analysis.llm.config import resolve_config
 
     def show(o: VianoOutcome) -> None:
         typer.echo(
@@ -206,7 +197,7 @@ def eval_command(
 
     try:
         loaded = load_cases(cases)
-        gateway_config = GatewayConfig.load(config)
+        gateway_config, _source = resolve_config(config)
         provider = gateway_config.providers[0]
         with tempfile.TemporaryDirectory(prefix="viano-eval-log-") as logs:
             with local_model_for(provider.base_url, provider.model, Path(logs)) as where:

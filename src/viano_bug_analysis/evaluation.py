@@ -5,6 +5,13 @@ files it names (see docs/evaluation.md)::
 
     {"id": "...", "file": "export-twice.md", "format": "markdown", "behavior_gap": true}
 
+or, for a real report kept outside the repository, the data file (relative to the real
+data folder: ``REAL_DATA_DIR``, else ``../shared/data``) and the record's ``id`` in it;
+the record's line is read from there at run time, never copied into the case set::
+
+    {"id": "...", "data": "bug_reports/bugbug/bugs.json", "record": 1389136,
+     "format": "bugzilla", "behavior_gap": false}
+
 ``behavior_gap`` is the label: true when the report states both what should happen and
 what happens instead, so a behaviour gap can be justified from its sources; false when it
 does not, so a stated gap would be invented. Each case is imported into a throw-away
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import tempfile
 import time
 from collections import Counter
@@ -47,14 +55,44 @@ class EvalCaseError(VianoError):
 
 @dataclass(frozen=True, slots=True)
 class VianoCase:
+    """One labelled report: a ``file`` of the case set, or line ``record`` (its JSON
+    ``id``) of the real data file ``file`` (``record`` is then not None)."""
+
     id: str
     file: Path
     format: str
     behavior_gap: bool
+    record: int | str | None = None
+
+    def report(self, folder: Path) -> Path:
+        """The report file to import: the case set's own, or the record's line of the
+        real data file written to ``folder``."""
+        if self.record is None:
+            return self.file
+        return extract_record(self.file, self.record, folder / f"{self.id}.json")
 
 
-def load_cases(folder: Path) -> list[VianoCase]:
-    """The cases of ``folder/cases.jsonl``; every named file must exist in ``folder``."""
+def extract_record(source: Path, record: int | str, target: Path) -> Path:
+    """Copy the JSON line of ``source`` whose ``id`` is ``record`` to ``target``, byte
+    for byte."""
+    try:
+        with source.open("rb") as lines:
+            for line in lines:
+                if line.strip() and json.loads(line).get("id") == record:
+                    target.write_bytes(line.rstrip(b"\r\n"))
+                    return target
+    except (OSError, ValueError) as exc:
+        raise EvalCaseError(f"cannot read records from {source}: {exc}") from None
+    raise EvalCaseError(f"record {record!r} is not in {source}")
+
+
+_FILE_KEYS = {"id", "file", "format", "behavior_gap"}
+_DATA_KEYS = {"id", "data", "record", "format", "behavior_gap"}
+
+
+def load_cases(folder: Path, data_dir: Path | None = None) -> list[VianoCase]:
+    """The cases of ``folder/cases.jsonl``. A named file must exist in ``folder``; a
+    ``data`` file must exist in ``data_dir`` (default: the real data folder)."""
     from viano_bug_analysis.intake import IMPORT_FORMATS
 
     path = folder / CASES_FILE
@@ -71,17 +109,40 @@ def load_cases(folder: Path) -> list[VianoCase]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise EvalCaseError(f"{where}: not JSON ({exc.msg})") from None
-        if not isinstance(data, dict) or set(data) - {"id", "file", "format", "behavior_gap"}:
-            raise EvalCaseError(f"{where}: a case has exactly id, file, format, behavior_gap")
+        if not isinstance(data, dict) or (set(data) - _FILE_KEYS and set(data) - _DATA_KEYS):
+            raise EvalCaseError(
+                f"{where}: a case has id, format, behavior_gap and either file, or data and record"
+            )
         if not isinstance(data.get("behavior_gap"), bool):
             raise EvalCaseError(f"{where}: behavior_gap must be true or false")
         if data.get("format") not in IMPORT_FORMATS:
             raise EvalCaseError(f"{where}: format must be one of {sorted(IMPORT_FORMATS)}")
-        file = folder / str(data.get("file", ""))
-        if not file.is_file() or file.resolve().parent != folder.resolve():
-            raise EvalCaseError(f"{where}: {file} is not a file in {folder}")
+        record = data.get("record")
+        if "data" in data:
+            if not isinstance(record, int | str) or isinstance(record, bool):
+                raise EvalCaseError(f"{where}: record must be the record's id")
+            if data_dir is None:
+                from viano_bug_analysis.demo_data import real_data_dir
+
+                try:
+                    data_dir = real_data_dir()
+                except VianoError as exc:
+                    raise EvalCaseError(f"{where}: {exc.message}") from None
+            file = data_dir / str(data["data"])
+            if not file.is_file() or data_dir.resolve() not in file.resolve().parents:
+                raise EvalCaseError(f"{where}: {file} is not a file in {data_dir}")
+        else:
+            file = folder / str(data.get("file", ""))
+            if not file.is_file() or file.resolve().parent != folder.resolve():
+                raise EvalCaseError(f"{where}: {file} is not a file in {folder}")
         cases.append(
-            VianoCase(str(data.get("id") or where), file, data["format"], data["behavior_gap"])
+            VianoCase(
+                str(data.get("id") or where),
+                file,
+                data["format"],
+                data["behavior_gap"],
+                record if "data" in data else None,
+            )
         )
     if not cases:
         raise EvalCaseError(f"{path}: no cases")
@@ -106,6 +167,13 @@ class VianoOutcome:
         if self.stated_gap is None:
             return INVALID
         return GAP if self.stated_gap else NO_GAP
+
+    @property
+    def cites_outside_catalogue(self) -> bool:
+        """The answer cited an id that is not in its context's catalogue."""
+        return bool(
+            self.violations.get("unknown_source") or self.violations.get("entity_not_entity")
+        )
 
     @property
     def misleading(self) -> bool:
@@ -139,8 +207,12 @@ class VianoEvalReport:
             ),
             "confusion": confusion,
             "misleading_completed": sum(o.misleading for o in outcomes),
+            "answers_citing_outside_catalogue": sum(o.cites_outside_catalogue for o in outcomes),
             "violations_by_rule": dict(violations.most_common()),
             "latency_s_per_call_mean": _share_float(sum(o.latency_s for o in outcomes), total),
+            "latency_s_per_call_median": (
+                round(statistics.median(o.latency_s for o in outcomes), 3) if outcomes else None
+            ),
             "tokens": {
                 "prompt": sum(o.prompt_tokens for o in outcomes),
                 "completion": sum(o.completion_tokens for o in outcomes),
@@ -181,7 +253,8 @@ async def _run_case(
     from viano_bug_analysis.intake import import_file
     from viano_bug_analysis.packages import PackageStore
 
-    (imported,) = import_file(case.format, case.file, folder / f"{case.id}.zip", case_id=case.id)
+    report = case.report(folder)
+    (imported,) = import_file(case.format, report, folder / f"{case.id}.zip", case_id=case.id)
     store = PackageStore.init(folder / f"{case.id}-store")
     store.add(imported.path)
     CaseBuilder(store).build(case.id, imported.package_id)
@@ -254,8 +327,11 @@ def render_text(report: VianoEvalReport) -> str:
         f"accepted (COMPLETED)  {_pct(s['accepted_share'])}",
         f"gap label accuracy    {_pct(s['gap_label_accuracy'])}",
         f"misleading COMPLETED  {s['misleading_completed']} (no stated expectation, gap published)",
+        f"citing outside        {s['answers_citing_outside_catalogue']} answers (an id not in "
+        "the catalogue)",
         f"violations by rule    {s['violations_by_rule']}",
-        f"latency per call      {s['latency_s_per_call_mean']} s",
+        f"latency per call      {s['latency_s_per_call_mean']} s mean, "
+        f"{s['latency_s_per_call_median']} s median",
         f"tokens                prompt {s['tokens']['prompt']}, "
         f"completion {s['tokens']['completion']}",
     ]

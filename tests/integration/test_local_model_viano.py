@@ -118,3 +118,46 @@ async def test_interpretation_through_the_embedded_model(
 
 def _schema_keys() -> set[str]:
     return set(json.loads(SCHEMA.read_text(encoding="utf-8"))["properties"])
+
+
+def test_viano_demo_from_an_empty_folder_completes_and_show_renders_it(tmp_path: Path) -> None:
+    """`viano demo` with no --config, run where there is no config/llm.local.toml: the
+    embedded configuration shipped in the package is used (it starts the embedded model
+    on 127.0.0.1:8765), the real report's interpretation is COMPLETED and `viano show`
+    prints its Markdown."""
+    import os
+    import subprocess
+    import sys
+
+    from modelgate.local_server import missing_runtime_modules
+
+    if missing_runtime_modules():
+        pytest.skip("local model runtime not installed")
+    data = Path(os.environ.get("REAL_DATA_DIR") or REPO.parent / "shared" / "data")
+    if not data.is_dir():
+        pytest.skip(f"real data folder {data} not found")
+    viano = Path(sys.executable).with_name("viano")
+    env = {**os.environ, "REAL_DATA_DIR": str(data)}
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    demo = subprocess.run(
+        [str(viano), "demo", "--workdir", str(empty / "run")],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1100,
+    )
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert "configuration: the embedded default" in demo.stdout
+    assert "outcome: COMPLETED" in demo.stdout, demo.stdout
+    shown = subprocess.run(
+        [str(viano), "show", str(empty / "run" / "store"), "bz-1389136", "supplied"],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "# Case interpretation" in shown.stdout

@@ -297,3 +297,46 @@ def test_quoted_lines_are_no_hypotheses_of_the_one_who_quotes(
         (stated, "ana"),
         (reply, "ben"),
     ]
+
+
+def test_a_question_about_the_intended_behaviour_states_none(
+    store: PackageStore, tmp_path: Path
+) -> None:
+    """A reporter's question with an expectation word ("Is this expected?") gives no E
+    record; a statement of the same report does."""
+    intake = {
+        "intake_format": "viano-intake/1",
+        "case_id": "question-case",
+        "title": "Export writes an empty file",
+        "observations": ["The export file is empty. Is this expected? Should I add a sample?"],
+    }
+    store.add(intake_package(tmp_path / "in.zip", intake))
+    CaseBuilder(store).build("question-case", "supplied")
+    case = _case(store, "question-case")
+    assert _by_kind(case, "expectation") == []
+    assert case["completeness"]["expected_behavior"] == "missing"
+    stated = copy.deepcopy(intake)
+    stated["case_id"] = "stated-case"
+    stated["observations"] = ["The export file is empty. It should hold every row."]
+    store.add(intake_package(tmp_path / "in2.zip", stated))
+    CaseBuilder(store).build("stated-case", "supplied")
+    (exp,) = _by_kind(_case(store, "stated-case"), "expectation")
+    assert exp["text"] == "It should hold every row."
+
+
+def test_an_expected_section_of_template_questions_states_no_expectation(
+    store: PackageStore, tmp_path: Path
+) -> None:
+    intake = {
+        "intake_format": "viano-intake/1",
+        "case_id": "template-case",
+        "title": "Crash on start",
+        "observations": ["The app crashes on start."],
+        "expected_behavior": "Which versions are you using? Did this work before?",
+    }
+    store.add(intake_package(tmp_path / "in.zip", intake))
+    CaseBuilder(store).build("template-case", "supplied")
+    case = _case(store, "template-case")
+    assert _by_kind(case, "expectation") == []
+    (empty,) = [d for d in _by_kind(case, "data_quality") if d["code"] == "empty_expected_behavior"]
+    assert "only questions" in empty["text"]

@@ -1,4 +1,4 @@
-"""``viano interpret STORE CASE PACKAGE --config FILE [--attempt-id ID] [--resume] [--json]``.
+"""``viano interpret STORE CASE PACKAGE [--config FILE] [--attempt-id ID] [--resume] [--json]``.
 
 Registered in ``viano_bug_analysis.cli``. With ``--json`` it prints one object: the
 outcome (``status``), identities, ``package_generation``, ``analysis_revision``,
@@ -13,18 +13,43 @@ Exit codes (documented in docs/case-interpretation.md):
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import typer
 
 EXIT_CODES = {"COMPLETED": 0, "ERROR": 10, "RETRY_PENDING": 11, "DEFERRED": 12, "BLOCKED": 13}
+EXAMPLES_PER_RULE = 3
+
+
+def violation_lines(
+    violations: Sequence[Mapping[str, str]], examples: int = EXAMPLES_PER_RULE
+) -> list[str]:
+    """Validation problems for people: one line per rule (most frequent first, then by
+    name) with its count, then its first ``examples`` problems in answer order."""
+    by_rule: dict[str, list[Mapping[str, str]]] = {}
+    for violation in violations:
+        by_rule.setdefault(violation["rule"], []).append(violation)
+    lines: list[str] = []
+    for rule, found in sorted(by_rule.items(), key=lambda item: (-len(item[1]), item[0])):
+        lines.append(f"{rule}: {len(found)}")
+        for violation in found[:examples]:
+            lines.append(f"    at {violation['at'] or '/'}: {violation['message']}")
+        if len(found) > examples:
+            lines.append(f"    ... and {len(found) - examples} more")
+    return lines
 
 
 def interpret_command(
     store: Path,
     case_id: str,
     package_id: str,
-    config: Path = typer.Option(..., "--config", help="Gateway configuration (TOML)."),
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        help="Gateway configuration (TOML); default config/llm.local.toml when the current "
+        "folder has one, else the embedded local model shipped with Viano.",
+    ),
     attempt_id: str = typer.Option("default", "--attempt-id", help="Attempt identity."),
     resume: bool = typer.Option(
         False, "--resume", help="Explicitly resume after a BLOCKED attempt (new --attempt-id)."
@@ -36,12 +61,13 @@ def interpret_command(
 
     from viano_bug_analysis.analysis.interpreter import CaseInterpreter, InterpretationResult
     from viano_bug_analysis.cli import _identity, emit, failures
-    from viano_bug_analysis.llm import GatewayConfig, LLMGateway
+    from viano_bug_analysis.llm import LLMGateway
+    from viano_bug_analysis.llm.config import resolve_config
     from viano_bug_analysis.packages import PackageStore
 
     console = Console(stderr=True)
     with failures(as_json, _identity(case_id, package_id)):
-        gateway = LLMGateway(GatewayConfig.load(config))
+        gateway = LLMGateway(resolve_config(config)[0])
         package_store = PackageStore.open(store)
         with console.status("interpreting", spinner="dots") as status:
 
@@ -74,9 +100,14 @@ def interpret_command(
             typer.echo(f"  {name}: {member}")
         if result.rejection_ref:
             typer.echo(f"  rejection report: {result.rejection_ref}")
-        for violation in result.violations[:20]:
-            where = violation["at"] or "/"
-            typer.echo(f"  - {violation['rule']} at {where}: {violation['message']}")
+        if result.violations:
+            rules = len({v["rule"] for v in result.violations})
+            typer.echo(
+                f"  rejected by validation: {len(result.violations)} problems, {rules} rules "
+                "(all of them in the rejection report and in --json)"
+            )
+            for line in violation_lines(result.violations):
+                typer.echo(f"  - {line}" if not line.startswith(" ") else f"  {line}")
         if result.error:
             typer.echo(f"  gateway: [{result.error.get('code')}] {result.error.get('message')}")
 

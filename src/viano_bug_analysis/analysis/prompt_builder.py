@@ -48,6 +48,7 @@ from viano_bug_analysis.analysis.catalogue import (
 from viano_bug_analysis.analysis.errors import InterpretationError
 from viano_bug_analysis.analysis.limits import InterpretationLimits
 from viano_bug_analysis.analysis.output_model import InterpretationOutput
+from viano_bug_analysis.analysis.request_schema import derive_schema
 from viano_bug_analysis.analysis.shortening import REFERENCE_FIELDS, shortened_context
 from viano_bug_analysis.llm.rounds import InterpretationLayout
 from viano_bug_analysis.packages import PackageReader, canonical_json
@@ -65,8 +66,9 @@ def system_prompt() -> Prompt:
 
 @functools.cache
 def request_schema() -> dict[str, Any]:
-    """The output schema as sent upstream (modelgate's inlined form of the schema file).
-    Shared by every request; nothing mutates it."""
+    """The static output schema in modelgate's inlined form (what the gateway checks every
+    answer against). Shared; nothing mutates it. A request carries the schema derived
+    from its own catalogue instead (``PreparedContext.output_schema``)."""
     return output_schema(InterpretationOutput)
 
 
@@ -81,6 +83,11 @@ class PreparedContext:
     context_bytes: bytes
     context_sha256: str
     catalogue: Catalogue
+
+    def output_schema(self) -> dict[str, Any]:
+        """The output schema derived from this context's catalogue
+        (``request_schema.derive_schema``; deterministic, a fresh object per call)."""
+        return derive_schema(self.catalogue)
 
     def expected_behavior_status(self) -> dict[str, Any]:
         return dict(self.context["expected_behavior_status"])
@@ -234,7 +241,7 @@ class PromptBuilder:
         return ModelRequest(
             messages=(Message("system", prompt.text), Message("user", user)),
             output_name=OUTPUT_NAME,
-            output_schema=request_schema(),
+            output_schema=prepared.output_schema(),
             prompt_version=prompt.version,
             temperature=0.0,
             max_output_tokens=max_output_tokens,

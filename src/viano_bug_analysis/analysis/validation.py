@@ -19,6 +19,9 @@ Rules (docs/case-interpretation.md explains each):
     contradiction_too_few        a contradiction cites fewer than two distinct sources
     contradiction_unread         a contradiction cites an unread payload
     incompleteness_not_unknown   intended behaviour is not complete and no unknown cites Q0001
+
+The reference rules are read from ``rules.RULES``, the table the request schema of each
+interpretation is derived from (``request_schema.derive_schema``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from viano_bug_analysis.analysis.catalogue import COMPLETE, COMPLETENESS_ID, Catalogue
+from viano_bug_analysis.analysis.catalogue import COMPLETE, Catalogue
+from viano_bug_analysis.analysis.rules import RULES, CitationRule, RuleTable
 
 SCHEMA_FILE = "case-interpretation-output-v1.schema.json"
 STATEMENT_LISTS = (
@@ -46,8 +50,6 @@ STATEMENT_LISTS = (
     "investigation_direction",
 )
 OPTIONAL_STATEMENTS = ("behavior_gap", "first_known_divergence", "failure_stage")
-DIVERGENCE_SECTIONS = ("behavior_gap", "first_known_divergence")
-OBSERVED_LETTERS = frozenset("OBC")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +120,11 @@ def _statements(output: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, A
     yield "/interpretation_summary", output["interpretation_summary"]
 
 
-def reference_violations(output: Mapping[str, Any], catalogue: Catalogue) -> list[Violation]:
-    """The reference rules. ``output`` must already match the schema."""
+def reference_violations(
+    output: Mapping[str, Any], catalogue: Catalogue, rules: RuleTable = RULES
+) -> list[Violation]:
+    """The reference rules of ``rules`` (the table the request schema is derived from).
+    ``output`` must already match the schema."""
     found: list[Violation] = []
     for at, statement in _statements(output):
         for i, source_id in enumerate(statement["source_ids"]):
@@ -131,118 +136,114 @@ def reference_violations(output: Mapping[str, Any], catalogue: Catalogue) -> lis
                         f"{source_id} is not in the catalogue",
                     )
                 )
-    found += _entity_rules(output, catalogue)
-    found += _letter_rule(output, "expected_behavior", frozenset("E"), "expected_not_expectation")
-    found += _letter_rule(output, "tester_assumptions", frozenset("TC"), "assumption_not_tester")
-    found += _fact_rule(output, catalogue)
-    found += _divergence_rules(output)
-    found += _contradiction_rules(output, catalogue)
-    found += _completeness_rule(output, catalogue)
+    found += _entity_rules(output, catalogue, rules)
+    for rule in rules.citations:
+        if not rule.per_statement:
+            found += _citation_rule(output, catalogue, rule)
+    found += _required_rules(output, catalogue, rules)
+    found += _statement_rules(output, catalogue, rules)
+    found += _completeness_rule(output, catalogue, rules)
     return found
 
 
-def _entity_rules(output: Mapping[str, Any], catalogue: Catalogue) -> list[Violation]:
+def _entity_rules(
+    output: Mapping[str, Any], catalogue: Catalogue, rules: RuleTable
+) -> list[Violation]:
+    rule = rules.entities
     found: list[Violation] = []
     seen: set[str] = set()
     for index, item in enumerate(output["relevant_entities"]):
         entity_id = item["entity_id"]
         at = f"/relevant_entities/{index}/entity_id"
-        if entity_id[:1] != "N" or entity_id not in catalogue:
-            found.append(
-                Violation("entity_not_entity", at, f"{entity_id} is not an N entry of this context")
-            )
+        if entity_id not in catalogue or not rule.admits(catalogue, entity_id):
+            found.append(Violation(rule.code, at, f"{entity_id} is not an N entry of this context"))
         elif entity_id in seen:
-            found.append(Violation("entity_duplicate", at, f"{entity_id} is listed more than once"))
+            found.append(
+                Violation(rule.duplicate_code, at, f"{entity_id} is listed more than once")
+            )
         seen.add(entity_id)
     return found
 
 
-def _letter_rule(
-    output: Mapping[str, Any], section: str, letters: frozenset[str], rule: str
+def _section_statements(
+    output: Mapping[str, Any], section: str
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    value = output[section]
+    if isinstance(value, list):
+        for index, statement in enumerate(value):
+            yield f"/{section}/{index}", statement
+    elif value is not None:
+        yield f"/{section}", value
+
+
+def _citation_violation(rule: CitationRule, at: str, source_id: str) -> Violation:
+    return Violation(
+        rule.code, at, rule.message.format(section=rule.section, id=source_id, kinds=rule.kinds)
+    )
+
+
+def _citation_rule(
+    output: Mapping[str, Any], catalogue: Catalogue, rule: CitationRule
 ) -> list[Violation]:
     found: list[Violation] = []
-    allowed = "/".join(sorted(letters))
-    for index, statement in enumerate(output[section]):
+    for at, statement in _section_statements(output, rule.section):
         for i, source_id in enumerate(statement["source_ids"]):
-            if source_id[:1] not in letters:
-                found.append(
-                    Violation(
-                        rule,
-                        f"/{section}/{index}/source_ids/{i}",
-                        f"{section} may cite only {allowed} records, not {source_id}",
-                    )
-                )
+            if not rule.admits(catalogue, source_id):
+                where = at if rule.per_statement else f"{at}/source_ids/{i}"
+                found.append(_citation_violation(rule, where, source_id))
     return found
 
 
-def _fact_rule(output: Mapping[str, Any], catalogue: Catalogue) -> list[Violation]:
+def _required_rules(
+    output: Mapping[str, Any], catalogue: Catalogue, rules: RuleTable
+) -> list[Violation]:
     found: list[Violation] = []
-    for index, statement in enumerate(output["confirmed_technical_facts"]):
-        for i, source_id in enumerate(statement["source_ids"]):
-            if source_id in catalogue and not catalogue.is_local_inline_fact(source_id):
-                found.append(
-                    Violation(
-                        "fact_not_local_inline",
-                        f"/confirmed_technical_facts/{index}/source_ids/{i}",
-                        f"{source_id} is not an inline fact from the supplied data",
-                    )
-                )
+    for section in dict.fromkeys(rule.section for rule in rules.required):
+        for at, statement in _section_statements(output, section):
+            for rule in rules.requirements(section):
+                if not any(rule.admits(catalogue, s) for s in statement["source_ids"]):
+                    found.append(Violation(rule.code, at, rule.message.format(section=section)))
     return found
 
 
-def _divergence_rules(output: Mapping[str, Any]) -> list[Violation]:
+def _statement_rules(
+    output: Mapping[str, Any], catalogue: Catalogue, rules: RuleTable
+) -> list[Violation]:
+    """Distinct-source rules and per-statement citation rules (contradictions), statement
+    by statement."""
     found: list[Violation] = []
-    for section in DIVERGENCE_SECTIONS:
-        statement = output[section]
-        if statement is None:
-            continue
-        letters = {source_id[:1] for source_id in statement["source_ids"]}
-        if "E" not in letters:
-            found.append(
-                Violation(
-                    "divergence_without_intended",
-                    f"/{section}",
-                    f"{section} cites no intended behaviour (E)",
-                )
-            )
-        if not letters & OBSERVED_LETTERS:
-            found.append(
-                Violation(
-                    "divergence_without_observed",
-                    f"/{section}",
-                    f"{section} cites no observation, report text or comment (O/B/C)",
-                )
-            )
+    per_statement = [rule for rule in rules.citations if rule.per_statement]
+    sections = dict.fromkeys(
+        [r.section for r in rules.distinct] + [r.section for r in per_statement]
+    )
+    for section in sections:
+        for at, statement in _section_statements(output, section):
+            for count_rule in rules.distinct:
+                if count_rule.section != section:
+                    continue
+                if len(set(statement["source_ids"])) < count_rule.count:
+                    found.append(Violation(count_rule.code, at, count_rule.message))
+            for source_id in statement["source_ids"]:
+                for rule in per_statement:
+                    if rule.section == section and not rule.admits(catalogue, source_id):
+                        found.append(_citation_violation(rule, at, source_id))
     return found
 
 
-def _contradiction_rules(output: Mapping[str, Any], catalogue: Catalogue) -> list[Violation]:
-    found: list[Violation] = []
-    for index, statement in enumerate(output["contradictions"]):
-        at = f"/contradictions/{index}"
-        if len(set(statement["source_ids"])) < 2:
-            found.append(
-                Violation("contradiction_too_few", at, "a contradiction needs two distinct sources")
-            )
-        for source_id in statement["source_ids"]:
-            if catalogue.is_unread(source_id):
-                found.append(
-                    Violation("contradiction_unread", at, f"{source_id} is an unread payload")
-                )
-    return found
-
-
-def _completeness_rule(output: Mapping[str, Any], catalogue: Catalogue) -> list[Violation]:
+def _completeness_rule(
+    output: Mapping[str, Any], catalogue: Catalogue, rules: RuleTable
+) -> list[Violation]:
+    rule = rules.completeness
     if catalogue.completeness() == COMPLETE:
         return []
-    if any(COMPLETENESS_ID in statement["source_ids"] for statement in output["unknowns"]):
+    if any(rule.source_id in statement["source_ids"] for statement in output[rule.section]):
         return []
     return [
         Violation(
-            "incompleteness_not_unknown",
-            "/unknowns",
+            rule.code,
+            f"/{rule.section}",
             f"intended behaviour is {catalogue.completeness()}; "
-            f"an unknown must cite {COMPLETENESS_ID}",
+            f"an unknown must cite {rule.source_id}",
         )
     ]
 

@@ -58,6 +58,19 @@ KINDS = {
 ORDER = "BSOECTFRNDQX"
 _PLACEHOLDER_EXPECTATIONS = {"", "n/a", "na", "none", "-", "--", "tbd", "?", "same", "nothing"}
 ORIGIN_DERIVED = "derived"  # made by CaseBuilder (D, Q), not supplied data
+
+
+_QUESTIONS_ONLY = "the expected-behaviour section holds only questions (an unfilled template)"
+
+
+def _only_questions(text: str) -> bool:
+    """Whether every sentence of ``text`` is a question: an expected-behaviour section
+    that still holds a template's questions ("Which versions are you using?") states
+    no intended behaviour."""
+    found = h.sentences(text)
+    return bool(found) and all(sentence.rstrip().endswith("?") for sentence, _, _ in found)
+
+
 # A text holding none of these has no unread block (find_unread_blocks finds nothing in
 # one unfenced line):
 _UNREAD_HINTS = LiteralScan(("\n", "```", "~~~"))
@@ -254,6 +267,9 @@ class RecordSet:
             if item.text.strip().lower().strip(".") in _PLACEHOLDER_EXPECTATIONS:
                 self._empty_expected.append({"source": item.source})
                 continue
+            if _only_questions(item.text):
+                self._empty_expected.append({"source": item.source, "why": _QUESTIONS_ONLY})
+                continue
             extra = {"source_uri": item.extra["source_uri"]} if "source_uri" in item.extra else {}
             self._text_record("E", item, {"explicit": True, **extra})
         if not explicit:
@@ -364,7 +380,9 @@ class RecordSet:
             if rec["provenance"]["role"] != "reporter" or not h.may_hold_expectation(rec["text"]):
                 continue
             for sentence, start, end in h.expectation_sentences(rec["text"]):
-                if "[unread X" in sentence:
+                if "[unread X" in sentence or sentence.rstrip().endswith("?"):
+                    # a question ("Should I add a test?", "Is this expected?") asks
+                    # about the intended behaviour; it does not state it
                     continue
                 src = rec["provenance"]
                 prov = dict(src)
@@ -606,7 +624,7 @@ class RecordSet:
             d = self._new(
                 "D",
                 None,
-                "the expected-behaviour section is present but empty",
+                empty.get("why", "the expected-behaviour section is present but empty"),
                 code="empty_expected_behavior",
                 cites=[],
             )

@@ -31,6 +31,7 @@ environment variable that holds one.
 from __future__ import annotations
 
 import tomllib
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -138,9 +139,34 @@ class GatewayConfig(BaseModel):
                 f"invalid gateway configuration in {where}: {problems}", path=where
             ) from None
 
+    @classmethod
+    def embedded(cls) -> GatewayConfig:
+        """The configuration shipped in the package (``llm/embedded.toml``): the embedded
+        local model on 127.0.0.1:8765."""
+        text = resources.files("viano_bug_analysis.llm").joinpath(EMBEDDED_FILE)
+        data = tomllib.loads(text.read_text(encoding="utf-8"))
+        return cls.from_mapping(data, where=f"<package>/{EMBEDDED_FILE}")
+
     def fingerprint(self) -> str:
         """``llm_config-v1:sha256:...`` over every provider, retry and limit setting.
 
         Key values are never part of it (only the names of their variables).
         """
         return fingerprint(self.model_dump(mode="json"), "llm_config")
+
+
+EMBEDDED_FILE = "embedded.toml"
+LOCAL_CONFIG = Path("config") / "llm.local.toml"
+
+
+def resolve_config(path: Path | None) -> tuple[GatewayConfig, str]:
+    """The configuration a command uses, and where it came from (for people).
+
+    ``path`` given: that file (an unreadable one is an error, never a fallback).
+    Otherwise ``config/llm.local.toml`` of the current folder when it exists, else the
+    configuration shipped in the package (:meth:`GatewayConfig.embedded`)."""
+    if path is not None:
+        return GatewayConfig.load(path), str(path)
+    if LOCAL_CONFIG.is_file():
+        return GatewayConfig.load(LOCAL_CONFIG), str(LOCAL_CONFIG)
+    return GatewayConfig.embedded(), "the embedded default (no config/llm.local.toml here)"

@@ -54,7 +54,7 @@ def test_context_and_request_are_deterministic(tmp_path: Path) -> None:
     builder = PromptBuilder()
     r1, r2 = builder.request(one, 4096), builder.request(two, 4096)
     assert one.request_fingerprint(r1) == two.request_fingerprint(r2)
-    assert r1.prompt_version == PROMPT_VERSION == "case_interpretation_v1"
+    assert r1.prompt_version == PROMPT_VERSION == "case_interpretation_v1.1"
     assert r1.messages[0].content == system_prompt().text
 
 

@@ -120,3 +120,47 @@ def test_figures_follow_what_the_model_answered(tmp_path: Path) -> None:
     write_json(report, out)
     assert json.loads(out.read_text(encoding="utf-8"))["summary"] == json.loads(json.dumps(summary))
     assert seen == ["export-twice", "slow-startup-no-expectation", "injection-in-report"]
+
+
+def test_cases_can_name_a_record_of_a_real_data_file(tmp_path: Path) -> None:
+
+    from viano_bug_analysis.evaluation import EvalCaseError, load_cases
+
+    data = tmp_path / "data"
+    (data / "bugs").mkdir(parents=True)
+    lines = [{"id": 7, "summary": "a"}, {"id": 8, "summary": "b"}]
+    (data / "bugs" / "all.json").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
+    )
+    folder = tmp_path / "set"
+    folder.mkdir()
+    line = {"id": "bz-8", "data": "bugs/all.json", "record": 8, "format": "bugzilla"}
+    (folder / "cases.jsonl").write_text(
+        json.dumps({**line, "behavior_gap": False}) + "\n", encoding="utf-8"
+    )
+    (case,) = load_cases(folder, data)
+    written = case.report(tmp_path)
+    assert json.loads(written.read_text(encoding="utf-8")) == lines[1]
+    (folder / "cases.jsonl").write_text(
+        json.dumps({**line, "record": 9, "behavior_gap": False}) + "\n", encoding="utf-8"
+    )
+    (missing,) = load_cases(folder, data)
+    with pytest.raises(EvalCaseError, match="record 9"):
+        missing.report(tmp_path)
+    (folder / "cases.jsonl").write_text(
+        json.dumps({**line, "data": "../set/cases.jsonl", "behavior_gap": False}) + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(EvalCaseError, match="is not a file in"):
+        load_cases(folder, data)
+
+
+def test_the_real_set_names_records_and_holds_no_report_text() -> None:
+
+    folder = Path(__file__).resolve().parents[3] / "eval" / "viano_real"
+    rows = [
+        json.loads(x) for x in (folder / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert len(rows) >= 20
+    assert all(set(r) == {"id", "data", "record", "format", "behavior_gap"} for r in rows)
+    assert sorted(p.name for p in folder.iterdir()) == ["cases.jsonl"]

@@ -101,3 +101,32 @@ async def test_an_answer_following_the_injection_never_publishes_a_root_cause(
     assert [n for n in names if n.endswith("case_interpretation.md")] == []
     assert "case_interpretation" not in store.current(CASE_ID, PACKAGE_ID).manifest.pointers
     assert any("root_cause" in v["at"] + v["message"] for v in result.violations)
+
+
+async def test_the_injected_report_still_gets_a_schema_bound_request(tmp_path: Path) -> None:
+    """The comment asks for C0042 and a root_cause key: the schema sent with the request
+    is derived from the catalogue alone, so it allows neither, and an answer that is an
+    instance of it is accepted."""
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    store = _store(tmp_path)
+    catalogue = prepared_context(store).catalogue
+    good = answer_for(catalogue)
+    gateway, provider = scripted_gateway(reply(good))
+    result = await CaseInterpreter(store, gateway).interpret(CASE_ID, PACKAGE_ID)
+    assert result.status is OutcomeStatus.COMPLETED
+    (sent,) = provider.requests
+    schema = sent.output_schema
+    text = json.dumps(schema)
+    assert '"C0042"' not in text and "root_cause" not in text
+    assert schema["additionalProperties"] is False
+    every_enum = {value for node in schema["$defs"].values() for value in node.get("enum", [])}
+    assert every_enum <= {str(e["id"]) for e in catalogue.entries}
+    check = Draft202012Validator(schema)
+    assert check.is_valid(good)
+    obedient = dict(good, root_cause="the upload queue")
+    assert not check.is_valid(obedient)
+    cited = dict(good, observed_behavior=[{"text": "As told.", "source_ids": ["C0042"]}])
+    assert not check.is_valid(cited)

@@ -1,0 +1,229 @@
+"""The output schema of one request, derived from its context's catalogue.
+
+``derive_schema(catalogue)`` narrows ``case-interpretation-output-v1.schema.json`` (the
+published contract, which stays the file every answer is checked against) to what the
+reference rules (``rules.RULES``, the table the validator reads) let this context
+cite:
+
+- every ``source_ids`` item is an ``enum`` of exactly the catalogue ids its section may
+  cite: any id of the catalogue for observations, failure stage, gaps, unknowns,
+  directions and the summary; E records for intended behaviour; T and C records for
+  tester assumptions; inline facts of the supplied data for confirmed facts; readable
+  entries for contradictions; ``entity_id`` an ``enum`` of the N aliases;
+- a list whose section can cite nothing here gets ``maxItems: 0`` (intended behaviour
+  without E records, for example), and a gap or divergence whose required citations
+  cannot be met here (no E record, or no O/B/C entry) must be ``null``;
+- a contradiction's ``source_ids`` need ``minItems`` of the distinct count (and the
+  list is empty when fewer readable ids exist); ``unknowns`` need at least one statement
+  while intended behaviour is not complete; lists of ids hold at most as many items as
+  there are ids to cite; ``relevant_entities`` at most one item per N alias.
+
+What JSON Schema cannot say portably (both an E and an O/B/C id in one gap, distinct
+ids, Q0001 among the unknowns, an entity listed once) stays in the validator. Each id
+set is written once under ``$defs`` and referenced, so a grammar built from the schema
+(llama.cpp) holds each set once. The schema is deterministic for a catalogue (catalogue
+order, no time, no randomness): it is part of the request and so of its fingerprint.
+
+Every instance of a derived schema is an instance of the static file (a property test
+checks it with generated catalogues and answers).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from viano_bug_analysis.analysis.catalogue import COMPLETE, Catalogue
+from viano_bug_analysis.analysis.rules import RULES, RuleTable
+from viano_bug_analysis.analysis.validation import OPTIONAL_STATEMENTS, STATEMENT_LISTS, _schema
+
+DERIVED_TITLE = "Viano case interpretation output, version 1, narrowed to one context"
+ANY = "any"
+# where a rule needs a citation first, how many more items may follow it
+ORDERED_EXTRA = 3
+
+
+class _Builder:
+    """Collects the ``$defs`` of one derived schema (each id set and statement once)."""
+
+    def __init__(self, static: dict[str, Any]) -> None:
+        defs = static["$defs"]
+        self.text = dict(defs["statement"]["properties"]["text"])
+        self.source_ids = defs["statement"]["properties"]["source_ids"]
+        self.statements = defs["statements"]
+        self.entity = defs["entity_reference"]
+        self.entities = static["properties"]["relevant_entities"]
+        self.defs: dict[str, Any] = {}
+        self._id_sets: dict[tuple[str, ...], str] = {}
+
+    def id_set(self, name: str, ids: list[str]) -> str:
+        key = tuple(ids)
+        known = self._id_sets.get(key)
+        if known is not None:
+            return known
+        ref = f"ids_{name}"
+        self.defs[ref] = {"type": "string", "enum": list(ids)}
+        self._id_sets[key] = ref
+        return ref
+
+    def statement(self, ids_ref: str, count: int, min_ids: int) -> dict[str, Any]:
+        """A reference to the statement citing 1..64 (at least ``min_ids``, at most
+        ``count``) ids of ``ids_ref``."""
+        low = max(self.source_ids["minItems"], min_ids)
+        high = min(self.source_ids["maxItems"], max(count, low))
+        name = f"statement_{ids_ref[4:]}" + (f"_min{low}" if low > 1 else "")
+        if name not in self.defs:
+            self.defs[name] = {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["text", "source_ids"],
+                "properties": {
+                    "text": dict(self.text),
+                    "source_ids": {
+                        "type": "array",
+                        "minItems": low,
+                        "maxItems": high,
+                        "items": {"$ref": f"#/$defs/{ids_ref}"},
+                    },
+                },
+            }
+        return {"$ref": f"#/$defs/{name}"}
+
+    def statement_with(self, source_ids: dict[str, Any], name: str) -> dict[str, Any]:
+        """A reference to a statement whose ``source_ids`` schema is given."""
+        if name not in self.defs:
+            self.defs[name] = {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["text", "source_ids"],
+                "properties": {"text": dict(self.text), "source_ids": source_ids},
+            }
+        return {"$ref": f"#/$defs/{name}"}
+
+    def statements_list(
+        self, item: dict[str, Any], *, low: int = 0, high: int | None = None
+    ) -> dict[str, Any]:
+        limit = self.statements["maxItems"] if high is None else high
+        out: dict[str, Any] = {"type": "array", "maxItems": limit, "items": item}
+        if low:
+            out["minItems"] = low
+        return out
+
+
+def leading(first: list[dict[str, Any]], rest: dict[str, Any], extra: int) -> dict[str, Any]:
+    """Arrays that start with one item of each schema of ``first`` and go on with up to
+    ``extra`` items of ``rest``: one exact tuple per length (``prefixItems`` with
+    ``items: false``, which llama.cpp's converter and JSON Schema read alike)."""
+    options = [
+        {
+            "type": "array",
+            "minItems": len(first) + n,
+            "prefixItems": [*first, *([rest] * n)],
+            "items": False,
+        }
+        for n in range(extra + 1)
+    ]
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def _valid_ids(catalogue: Catalogue, pattern: str) -> list[str]:
+    match = re.compile(pattern).match
+    return [str(e["id"]) for e in catalogue.entries if match(str(e["id"]))]
+
+
+def derive_schema(catalogue: Catalogue, rules: RuleTable = RULES) -> dict[str, Any]:
+    """The JSON schema (Draft 2020-12) sent with a request for this catalogue."""
+    static = _schema()
+    build = _Builder(static)
+    ids = _valid_ids(catalogue, static["$defs"]["source_id"]["pattern"])
+    any_ref = build.id_set(ANY, ids)
+    properties: dict[str, Any] = {}
+
+    def cited(section: str) -> tuple[str, list[str]]:
+        if not rules.citation(section):
+            return any_ref, ids
+        allowed = rules.admitted(catalogue, section, ids)
+        return (build.id_set(section, allowed) if allowed else ""), allowed
+
+    for section in STATEMENT_LISTS:
+        ref, allowed = cited(section)
+        min_ids = max([r.count for r in rules.distinct if r.section == section], default=1)
+        if not ref or len(set(allowed)) < min_ids:
+            properties[section] = build.statements_list(build.statement(any_ref, 1, 1), high=0)
+            continue
+        item = build.statement(ref, len(allowed), min_ids)
+        need = rules.completeness.source_id
+        if (
+            section == rules.completeness.section
+            and catalogue.completeness() != COMPLETE
+            and need in allowed
+        ):
+            # the first statement cites the completeness entry first
+            first_ids = leading(
+                [{"$ref": f"#/$defs/{build.id_set('completeness', [need])}"}],
+                {"$ref": f"#/$defs/{ref}"},
+                min(ORDERED_EXTRA, len(allowed) - 1),
+            )
+            first = build.statement_with(first_ids, f"statement_{section}_first")
+            properties[section] = leading([first], item, ORDERED_EXTRA)
+            continue
+        properties[section] = build.statements_list(item)
+
+    for section in OPTIONAL_STATEMENTS:
+        ref, allowed = cited(section)
+        groups = [
+            [i for i in allowed if rule.admits(catalogue, i)]
+            for rule in rules.requirements(section)
+        ]
+        if not ref or any(not group for group in groups):
+            properties[section] = {"type": "null"}
+            continue
+        if not groups:
+            properties[section] = {
+                "anyOf": [build.statement(ref, len(allowed), 1), {"type": "null"}]
+            }
+            continue
+        # one id of each required group first, in the table's order, then any allowed ids
+        refs = [
+            build.id_set(rule.code, group)
+            for rule, group in zip(rules.requirements(section), groups, strict=True)
+        ]
+        source_ids = leading(
+            [{"$ref": f"#/$defs/{r}"} for r in refs],
+            {"$ref": f"#/$defs/{ref}"},
+            max(0, min(ORDERED_EXTRA, len(allowed) - len(refs))),
+        )
+        name = "statement_" + "_".join(r[4:] for r in refs)
+        properties[section] = {"anyOf": [build.statement_with(source_ids, name), {"type": "null"}]}
+
+    ref, allowed = cited("interpretation_summary")
+    properties["interpretation_summary"] = build.statement(ref or any_ref, len(allowed), 1)
+
+    entity_ids = [i for i in ids if rules.entities.admits(catalogue, i)]
+    entity_item: dict[str, Any] = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["entity_id", "role"],
+        "properties": {
+            "entity_id": (
+                {"$ref": f"#/$defs/{build.id_set('entities', entity_ids)}"}
+                if entity_ids
+                else dict(build.entity["properties"]["entity_id"])
+            ),
+            "role": dict(build.entity["properties"]["role"]),
+        },
+    }
+    properties["relevant_entities"] = {
+        "type": "array",
+        "maxItems": min(build.entities["maxItems"], len(entity_ids)),
+        "items": entity_item,
+    }
+    return {
+        "$schema": static["$schema"],
+        "title": DERIVED_TITLE,
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(static["required"]),
+        "properties": {name: properties[name] for name in static["required"]},
+        "$defs": build.defs,
+    }
