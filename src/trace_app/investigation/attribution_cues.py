@@ -188,6 +188,8 @@ def find_cues(text: str, lexicons: Sequence[Lexicon] | None = None) -> tuple[Cue
                 if start == end:
                     continue
                 start, end = _trim(text, start, end)
+                if start == end:
+                    continue
                 if pattern.not_after and _word_before(lowered, start) in pattern.not_after:
                     continue
                 if pattern.speaker_verb and _writer_or_negated(lowered, start, lexicon):
@@ -225,7 +227,7 @@ def first_hand_cues(cues: Iterable[Cue]) -> tuple[Cue, ...]:
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     """The span without the white space (or a leading non-word character) a pattern's
     boundary group took in."""
-    while start < end and not (text[start].isalnum() or text[start] in "@<[{/\"'`"):
+    while start < end and not (text[start].isalnum() or text[start] in "@<[{}/\"'`"):
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
