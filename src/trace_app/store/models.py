@@ -154,7 +154,11 @@ class Claim(Base):
 
 
 class Alert(Base):
-    """Raised for the incident when a claim says a person is missing."""
+    """Raised for the incident when a claim says a person is missing.
+
+    It closes by the rule in :mod:`trace_app.domain.alerts` (a later safe, admitted or
+    deceased claim, kept in ``closed_by_claim_id``) or by a person with a ``close_note``.
+    """
 
     __tablename__ = "alerts"
     # Serves "newest open alerts of an incident" straight from the index (no sort).
@@ -167,9 +171,14 @@ class Alert(Base):
     state: Mapped[str] = mapped_column(String(10), default=AlertState.OPEN.value)
     raised_at: Mapped[datetime] = mapped_column(UTCDateTime())
     position: Mapped[int] = mapped_column(Integer, default=0)
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    closed_by_claim_id: Mapped[str | None] = mapped_column(
+        ForeignKey("claims.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    close_note: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     person: Mapped[Person] = relationship()
-    claim: Mapped[Claim] = relationship()
+    claim: Mapped[Claim] = relationship(foreign_keys=[claim_id])
 
 
 class InvestigationRun(Base):

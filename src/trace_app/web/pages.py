@@ -11,10 +11,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.demo.seed import reset_demo
-from trace_app.domain import queries
-from trace_app.domain.errors import NotFoundError, PublishError
+from trace_app.domain import alerts, queries
+from trace_app.domain.errors import (
+    AlertClosedError,
+    InvalidInputError,
+    NotFoundError,
+    PublishError,
+)
 from trace_app.domain.publish import publish_and_commit
-from trace_app.store.models import ClaimStatus, Incident, Report
+from trace_app.store.models import AlertState, ClaimStatus, Incident, Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, database, get_session, is_demo, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
 
@@ -92,11 +97,46 @@ def _people_page(request: Request, incident_id: str, number: int) -> Response:
         limit = queries.PEOPLE_PER_PAGE
         page = queries.people_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
         alerts = queries.open_alerts(session, incident_id)
+        closed = queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
     return render(
         request,
         "people.html",
-        {"incident": incident, "nav_incident": incident, "page": page, "alerts": alerts},
+        {
+            "incident": incident,
+            "nav_incident": incident,
+            "page": page,
+            "alerts": alerts,
+            "closed_alerts": closed,
+            "closed_note": request.query_params.get("closed") == "1",
+        },
     )
+
+
+@router.post("/alerts/{alert_id}/close")
+async def close_alert_form(request: Request, alert_id: str) -> Response:
+    """The People page's "Close alert" button: a person closes an open alert with a note."""
+    submitted = await request.form()
+    note = submitted.get("note", "")
+    return await run_in_threadpool(
+        _close_alert, request, alert_id, note if isinstance(note, str) else ""
+    )
+
+
+def _close_alert(request: Request, alert_id: str, note: str) -> Response:
+    with database(request).sessions() as session:
+        try:
+            alert = alerts.close_alert(session, alert_id, note)
+            incident_id = alert.incident_id
+            session.commit()
+        except NotFoundError as exc:
+            session.rollback()
+            return _not_found(request, str(exc))
+        except (InvalidInputError, AlertClosedError) as exc:
+            session.rollback()
+            status = 422 if isinstance(exc, InvalidInputError) else 409
+            title = "Alert not closed"
+            return render(request, "error.html", {"title": title, "message": str(exc)}, status)
+    return RedirectResponse(f"/incidents/{incident_id}/people?closed=1", status_code=303)
 
 
 @router.get("/incidents/{incident_id}/reports")
