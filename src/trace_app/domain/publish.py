@@ -28,6 +28,7 @@ from trace_app.domain.errors import (
     InvalidReportError,
     NotFoundError,
 )
+from trace_app.domain.search import search_key
 from trace_app.domain.text import (
     MAX_REFERENCES,
     IdText,
@@ -161,7 +162,12 @@ def _find_or_create_person(session: Session, incident_id: str, data: PersonInput
     ).first()
     if person is None:
         person = Person(
-            id=new_id("per"), incident_id=incident_id, name=display, name_key=key, age=data.age
+            id=new_id("per"),
+            incident_id=incident_id,
+            name=display,
+            name_key=key,
+            search_key=search_key(display),
+            age=data.age,
         )
         session.add(person)
     elif person.age is None and data.age is not None:

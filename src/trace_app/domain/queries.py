@@ -240,6 +240,23 @@ def alerts_page(
     return Page(items=alerts, total=total or 0, offset=offset, limit=limit)
 
 
+def person_listings(session: Session, person_ids: list[str]) -> list[PersonListing]:
+    """The given people in the given order, each with its claims: two statements."""
+    if not person_ids:
+        return []
+    rows = session.execute(
+        select(Person.id, Person.name, Person.age).where(Person.id.in_(person_ids))
+    ).all()
+    found = {row.id: PersonListing(row.id, row.name, row.age) for row in rows}
+    for c in session.execute(_CLAIM_ROWS, {"person_ids": list(found)}):
+        found[c.person_id].claims.append(
+            ClaimListing(
+                c.id, c.status, c.location, c.report_id, c.summary, c.source, c.reported_at
+            )
+        )
+    return [found[pid] for pid in person_ids if pid in found]
+
+
 def open_alerts(
     session: Session, incident_id: str, *, limit: int = OPEN_ALERTS_SHOWN
 ) -> Page[AlertListing]:

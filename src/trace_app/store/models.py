@@ -95,6 +95,8 @@ class Person(Base):
     )
     name: Mapped[str] = mapped_column(String(200))
     name_key: Mapped[str] = mapped_column(String(200))
+    # the name as search matches it (trace_app.domain.search.search_key)
+    search_key: Mapped[str] = mapped_column(String(800), default="", server_default="")
     age: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     claims: Mapped[list[Claim]] = relationship(back_populates="person", order_by="Claim.position")

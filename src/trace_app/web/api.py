@@ -15,13 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from trace_app.demo.seed import reset_demo
-from trace_app.domain import alerts, queries
+from trace_app.domain import alerts, queries, search
 from trace_app.domain.alerts import MAX_NOTE_CHARACTERS
 from trace_app.domain.errors import AlertClosedError, NotFoundError, PublishError, TraceError
 from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
+from trace_app.domain.search import AlertFilter
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
-from trace_app.store.models import AlertState, Report
+from trace_app.store.models import AlertState, ClaimStatus, Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
 
@@ -33,6 +34,7 @@ router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 AlertId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 ReportId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+SearchText = Annotated[str, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 Limit = Annotated[int, Query(ge=1, le=queries.MAX_PAGE_SIZE)]
 
@@ -285,15 +287,36 @@ def get_report(
 @router.get("/incidents/{incident_id}/people", response_model=PeoplePage, responses=NOT_FOUND)
 def list_people(
     incident_id: IncidentId,
+    q: SearchText = "",
+    status: ClaimStatus | None = None,
+    alert: AlertFilter | None = None,
+    organization: SearchText = "",
     offset: Offset = 0,
     limit: Limit = 100,
     session: Session = Depends(get_session),
 ) -> PeoplePage | JSONResponse:
+    """The incident's people. Without ``q`` or a filter: by name. With them: the people
+    whose name matches ``q`` (ignoring case, accents and script, tolerating typos), best
+    first, then in natural order; ``status`` is the latest claim's status, ``alert=open``
+    people with an open alert, ``alert=closed`` people whose alerts are all closed,
+    ``organization`` people that organisation reported on."""
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
         return error(404, exc)
-    page = queries.people_page(session, incident_id, offset=offset, limit=limit)
+    if q.strip() or status or alert or organization.strip():
+        page = search.search_page(
+            session,
+            incident_id,
+            q=q,
+            status=status.value if status else None,
+            alert=alert,
+            organization=organization.strip() or None,
+            offset=offset,
+            limit=limit,
+        )
+    else:
+        page = queries.people_page(session, incident_id, offset=offset, limit=limit)
     return PeoplePage(
         items=[PersonOut.of(p) for p in page.items],
         total=page.total,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse
@@ -11,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.demo.seed import reset_demo
-from trace_app.domain import alerts, queries
+from trace_app.domain import alerts, queries, search
 from trace_app.domain.errors import (
     AlertClosedError,
     InvalidInputError,
@@ -19,6 +20,7 @@ from trace_app.domain.errors import (
     PublishError,
 )
 from trace_app.domain.publish import publish_and_commit
+from trace_app.domain.search import AlertFilter
 from trace_app.store.models import AlertState, ClaimStatus, Incident, Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, database, get_session, is_demo, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
@@ -85,19 +87,55 @@ async def people(request: Request, incident_id: str) -> Response:
         number = _page_number(request)
     except BadPage as exc:
         return _bad_page(request, exc)
-    return await run_in_threadpool(_people_page, request, incident_id, number)
+    try:
+        filters = _search_filters(request)
+    except BadPage as exc:
+        return _bad_page(request, exc)
+    return await run_in_threadpool(_people_page, request, incident_id, number, filters)
 
 
-def _people_page(request: Request, incident_id: str, number: int) -> Response:
+def _search_filters(request: Request) -> dict[str, str]:
+    """The People page's search box and filters, checked (BadPage for a bad value)."""
+    params = request.query_params
+    filters = {
+        name: " ".join(params.get(name, "").split())
+        for name in ("q", "status", "alert", "organization")
+    }
+    if any(len(value) > 200 for value in filters.values()):
+        raise BadPage("A search or filter can be at most 200 characters long.")
+    if filters["status"] not in ("", *STATUSES):
+        raise BadPage(f"Status must be one of: {', '.join(STATUSES)}.")
+    if filters["alert"] not in ("", *(a.value for a in AlertFilter)):
+        raise BadPage("Alert must be open or closed.")
+    return filters
+
+
+def _people_page(
+    request: Request, incident_id: str, number: int, filters: dict[str, str]
+) -> Response:
     with database(request).sessions() as session:
         try:
             incident = queries.get_incident(session, incident_id)
         except NotFoundError as exc:
             return _not_found(request, str(exc))
         limit = queries.PEOPLE_PER_PAGE
-        page = queries.people_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
+        offset = (number - 1) * limit
+        if any(filters.values()):
+            page = search.search_page(
+                session,
+                incident_id,
+                q=filters["q"],
+                status=filters["status"] or None,
+                alert=AlertFilter(filters["alert"]) if filters["alert"] else None,
+                organization=filters["organization"] or None,
+                offset=offset,
+                limit=limit,
+            )
+        else:
+            page = queries.people_page(session, incident_id, offset=offset, limit=limit)
         alerts = queries.open_alerts(session, incident_id)
         closed = queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
+        organizations = [o.name for o in queries.list_organizations(session)]
     return render(
         request,
         "people.html",
@@ -108,6 +146,10 @@ def _people_page(request: Request, incident_id: str, number: int) -> Response:
             "alerts": alerts,
             "closed_alerts": closed,
             "closed_note": request.query_params.get("closed") == "1",
+            "filters": filters,
+            "filter_query": urlencode({k: v for k, v in filters.items() if v}),
+            "statuses": STATUSES,
+            "organizations": organizations,
         },
     )
 
