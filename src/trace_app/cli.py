@@ -1,4 +1,5 @@
-"""The `trace` command: `serve` and `reset` here; other parts add their own commands.
+"""The `trace` command: `serve`, `reset` and `incident create|list` here; other parts add
+their own commands.
 
 Both commands work from any folder: the default SQLite file lives under ``.trace-local/``
 of the current folder unless ``TRACE_HOME`` or ``DATABASE_URL`` says otherwise.
@@ -72,6 +73,57 @@ def reset() -> None:
         f"{summary.people} people, {summary.open_alerts} open alerts "
         f"(database: {_describe(settings)})."
     )
+
+
+incident_app = typer.Typer(help="Incidents on the configured database.", no_args_is_help=True)
+app.add_typer(incident_app, name="incident")
+
+
+@incident_app.command("create")
+def incident_create(
+    name: str = typer.Argument(..., help="The incident's name (unique, any case)."),
+    description: str = typer.Option("", help="What the incident is."),
+) -> None:
+    """Create an incident (a deployment with no demo starts with none)."""
+    from trace_app.domain.errors import InvalidInputError
+    from trace_app.domain.incidents import create_incident
+    from trace_app.store.db import Database
+
+    settings = _settings()
+    db = Database.from_settings(settings)
+    try:
+        with db.session() as session:
+            incident = create_incident(session, name, description)
+            incident_id, incident_name = incident.id, incident.name
+    except InvalidInputError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    finally:
+        db.dispose()
+    typer.echo(f"Created incident {incident_name!r}: {incident_id}")
+
+
+@incident_app.command("list")
+def incident_list() -> None:
+    """Every incident with its id and counts, oldest first."""
+    from trace_app.domain.queries import list_incidents
+    from trace_app.store.db import Database
+
+    settings = _settings()
+    db = Database.from_settings(settings)
+    try:
+        with db.sessions() as session:
+            rows = [
+                f"{s.incident.id}\t{s.incident.name}\t{s.reports} reports\t"
+                f"{s.people} people\t{s.open_alerts} open alerts"
+                for s in list_incidents(session)
+            ]
+    finally:
+        db.dispose()
+    if not rows:
+        typer.echo(f"No incidents (database: {_describe(settings)}).")
+    for row in rows:
+        typer.echo(row)
 
 
 def _describe(settings: TraceSettings) -> str:

@@ -88,8 +88,8 @@ def _runner(
     def run(case: Any, real: bool) -> None:
         cases[operation.label] += 1
         if real and mode is GenerationMode.POSITIVE:
-            # half the valid cases name a real incident and report, so that publishing,
-            # listing and investigating run all the way to the database
+            # half the valid cases name a real incident, report and alert, so that publishing,
+            # listing, closing an alert and investigating run all the way to the database
             for name, value in real_ids.items():
                 if name in (case.path_parameters or {}):
                     case.path_parameters[name] = value
@@ -116,7 +116,8 @@ def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     with TestClient(fuzz_app) as client:
         incident_id = client.get("/api/incidents").json()["items"][0]["id"]
         report_id = client.get(f"/api/incidents/{incident_id}/reports").json()["items"][0]["id"]
-    real_ids = {"incident_id": incident_id, "report_id": report_id}
+        alert_id = client.get(f"/api/incidents/{incident_id}/alerts").json()["items"][0]["id"]
+    real_ids = {"incident_id": incident_id, "report_id": report_id, "alert_id": alert_id}
     cases: Counter[str] = Counter()
     statuses: Counter[tuple[str, int]] = Counter()
     failures: list[str] = []

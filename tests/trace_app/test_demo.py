@@ -47,8 +47,21 @@ def test_seed_content(database: Database, seeded: str) -> None:
         )
         relays = [r for r in by_source[data.COMMUNITY] if "Nepal Police Demo" in r.original_text]
         assert len(relays) == 1 and relays[0].person_id == police.person_id
-        assert summary.open_alerts == sum(
-            1 for rs in by_source.values() for r in rs if r.status == "missing"
+        # a missing report's alert stays open unless a later report says safe, admitted
+        # or deceased ("seen" closes nothing)
+        open_alerts = 0
+        chronological = sorted(
+            (r for rs in by_source.values() for r in rs), key=lambda r: r.reported_at
+        )
+        for i, report in enumerate(chronological):
+            later = {r.status for r in chronological[i:] if r.person_id == report.person_id}
+            if report.status == "missing" and not later & {"safe", "admitted", "deceased"}:
+                open_alerts += 1
+        assert (
+            0
+            < summary.open_alerts
+            == open_alerts
+            < sum(1 for r in chronological if r.status == "missing")
         )
 
 

@@ -63,3 +63,32 @@ def test_investigation_run_fingerprint_unique_per_incident(database: Database) -
     with database.engine.connect() as conn:
         uniques = inspect(conn).get_unique_constraints("investigation_runs")
     assert any(sorted(u["column_names"]) == ["fingerprint", "incident_id"] for u in uniques)
+
+
+def test_search_key_filled_for_people_stored_before_0005(db_url: str) -> None:
+    from sqlalchemy import text
+
+    engine = make_engine(db_url)
+    try:
+        config = alembic_config()
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0004")
+            conn.execute(
+                text(
+                    "INSERT INTO incidents (id, name, description, created_at) "
+                    "VALUES ('inc_1', 'Old', '', '2026-07-15 08:00:00')"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO people (id, incident_id, name, name_key) "
+                    "VALUES ('per_1', 'inc_1', 'सुनिता राई', 'सुनिता राई')"
+                )
+            )
+        migrate(engine)
+        with engine.connect() as conn:
+            key = conn.execute(text("SELECT search_key FROM people WHERE id = 'per_1'"))
+            assert key.scalar_one() == "sunita rai"
+    finally:
+        engine.dispose()

@@ -4,7 +4,9 @@ TraceError
  +-- PublishError          a report cannot be published; nothing was saved
  |    +-- EmptyReportError     empty summary or original text (the form's exact message)
  |    +-- InvalidReportError   another field is unusable (person name, source, ...)
- +-- NotFoundError         an incident or report id that does not exist
+ +-- NotFoundError         an incident, report or alert id that does not exist
+ +-- InvalidInputError     another request that cannot be carried out as given
+ +-- AlertClosedError      closing an alert that is already closed
 """
 
 from __future__ import annotations
@@ -39,3 +41,11 @@ class InvalidReportError(PublishError):
 
 class NotFoundError(TraceError, LookupError):
     code = "not_found"
+
+
+class InvalidInputError(TraceError, ValueError):
+    code = "invalid_input"
+
+
+class AlertClosedError(TraceError):
+    code = "alert_closed"

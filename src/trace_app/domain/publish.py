@@ -2,7 +2,8 @@
 
 A report comes from one source (an organisation, found by name or created), is about one
 person (matched by name within the incident, case-insensitive and trimmed, or created),
-and creates one claim on that person. A "missing" claim opens an alert for the incident.
+and creates one claim on that person, which opens or closes alerts by the one rule in
+:mod:`trace_app.domain.alerts`.
 Every check runs before anything is added to the caller's session; the records are then
 added and flushed together, and the caller's commit (or rollback) decides for all of them.
 """
@@ -21,11 +22,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from trace_app.domain.alerts import apply_alert_rule
 from trace_app.domain.errors import (
     EmptyReportError,
     InvalidReportError,
     NotFoundError,
 )
+from trace_app.domain.search import search_key
 from trace_app.domain.text import (
     MAX_REFERENCES,
     IdText,
@@ -40,8 +43,6 @@ from trace_app.domain.text import (
 )
 from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.store.models import (
-    Alert,
-    AlertState,
     Claim,
     ClaimStatus,
     Incident,
@@ -161,7 +162,12 @@ def _find_or_create_person(session: Session, incident_id: str, data: PersonInput
     ).first()
     if person is None:
         person = Person(
-            id=new_id("per"), incident_id=incident_id, name=display, name_key=key, age=data.age
+            id=new_id("per"),
+            incident_id=incident_id,
+            name=display,
+            name_key=key,
+            search_key=search_key(display),
+            age=data.age,
         )
         session.add(person)
     elif person.age is None and data.age is not None:
@@ -223,18 +229,7 @@ def publish_report(session: Session, data: PublishReportInput) -> Report:
         position=position,
     )
     session.add_all([report, claim])
-    if data.status is ClaimStatus.MISSING:
-        session.add(
-            Alert(
-                id=new_id("alr"),
-                incident_id=incident.id,
-                person=person,
-                claim=claim,
-                state=AlertState.OPEN.value,
-                raised_at=reported_at,
-                position=position,
-            )
-        )
+    apply_alert_rule(session, claim, reported_at)
     session.flush()
     return report
 

@@ -131,6 +131,9 @@ class AlertListing:
     claim_id: str
     report_id: str
     source: str
+    closed_at: datetime | None = None
+    closed_by_claim_id: str | None = None
+    close_note: str | None = None
 
 
 # The People page's statements are built once (bound parameters only): building a
@@ -161,9 +164,12 @@ _CLAIM_ROWS = (
     .where(Claim.person_id.in_(bindparam("person_ids", expanding=True)))
     .order_by(Claim.position, Claim.id)
 )
-_OPEN = (Alert.incident_id == bindparam("incident_id"), Alert.state == AlertState.OPEN.value)
-_COUNT_OPEN_ALERTS = select(func.count()).select_from(Alert).where(*_OPEN)
-_OPEN_ALERT_ROWS = (
+_ALERTS_IN_STATE = (
+    Alert.incident_id == bindparam("incident_id"),
+    Alert.state == bindparam("state"),
+)
+_COUNT_ALERTS = select(func.count()).select_from(Alert).where(*_ALERTS_IN_STATE)
+_ALERT_COLUMNS = (
     select(
         Alert.id,
         Alert.state,
@@ -173,13 +179,19 @@ _OPEN_ALERT_ROWS = (
         Alert.claim_id,
         Claim.report_id,
         Organization.name.label("source"),
+        Alert.closed_at,
+        Alert.closed_by_claim_id,
+        Alert.close_note,
     )
     .join(Person, Person.id == Alert.person_id)
     .join(Claim, Claim.id == Alert.claim_id)
     .join(Report, Report.id == Claim.report_id)
     .join(Organization, Organization.id == Report.organization_id)
-    .where(*_OPEN)
+)
+_ALERT_ROWS = (
+    _ALERT_COLUMNS.where(*_ALERTS_IN_STATE)
     .order_by(Alert.position.desc(), Alert.id.desc())
+    .offset(bindparam("offset"))
     .limit(bindparam("limit"))
 )
 
@@ -209,15 +221,57 @@ def people_page(
     return Page(items=list(people.values()), total=total or 0, offset=offset, limit=limit)
 
 
+def alerts_page(
+    session: Session,
+    incident_id: str,
+    *,
+    state: AlertState = AlertState.OPEN,
+    offset: int = 0,
+    limit: int = OPEN_ALERTS_SHOWN,
+) -> Page[AlertListing]:
+    """The incident's alerts in one state, newest first, with person and source (and,
+    for closed ones, what closed them): two statements."""
+    limit = clamp_limit(limit, OPEN_ALERTS_SHOWN)
+    offset = max(0, offset)
+    params = {"incident_id": incident_id, "state": state.value}
+    total = session.scalar(_COUNT_ALERTS, params)
+    rows = session.execute(_ALERT_ROWS, {**params, "offset": offset, "limit": limit})
+    alerts = [AlertListing(*row) for row in rows]
+    return Page(items=alerts, total=total or 0, offset=offset, limit=limit)
+
+
+def person_listings(session: Session, person_ids: list[str]) -> list[PersonListing]:
+    """The given people in the given order, each with its claims: two statements."""
+    if not person_ids:
+        return []
+    rows = session.execute(
+        select(Person.id, Person.name, Person.age).where(Person.id.in_(person_ids))
+    ).all()
+    found = {row.id: PersonListing(row.id, row.name, row.age) for row in rows}
+    for c in session.execute(_CLAIM_ROWS, {"person_ids": list(found)}):
+        found[c.person_id].claims.append(
+            ClaimListing(
+                c.id, c.status, c.location, c.report_id, c.summary, c.source, c.reported_at
+            )
+        )
+    return [found[pid] for pid in person_ids if pid in found]
+
+
 def open_alerts(
     session: Session, incident_id: str, *, limit: int = OPEN_ALERTS_SHOWN
 ) -> Page[AlertListing]:
     """The newest open alerts of the incident, with person and source: two statements."""
-    limit = clamp_limit(limit, OPEN_ALERTS_SHOWN)
-    total = session.scalar(_COUNT_OPEN_ALERTS, {"incident_id": incident_id})
-    rows = session.execute(_OPEN_ALERT_ROWS, {"incident_id": incident_id, "limit": limit})
-    alerts = [AlertListing(*row) for row in rows]
-    return Page(items=alerts, total=total or 0, offset=0, limit=limit)
+    return alerts_page(session, incident_id, state=AlertState.OPEN, limit=limit)
+
+
+def get_alert(session: Session, alert_id: str) -> AlertListing:
+    """One alert with its person and source."""
+    row = session.execute(
+        _ALERT_COLUMNS.where(Alert.id == bindparam("alert_id")), {"alert_id": alert_id}
+    ).first()
+    if row is None:
+        raise NotFoundError(f"No alert with id {alert_id!r}.")
+    return AlertListing(*row)
 
 
 def reports_page(

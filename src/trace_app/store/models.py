@@ -95,6 +95,8 @@ class Person(Base):
     )
     name: Mapped[str] = mapped_column(String(200))
     name_key: Mapped[str] = mapped_column(String(200))
+    # the name as search matches it (trace_app.domain.search.search_key)
+    search_key: Mapped[str] = mapped_column(String(800), default="", server_default="")
     age: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     claims: Mapped[list[Claim]] = relationship(back_populates="person", order_by="Claim.position")
@@ -154,7 +156,11 @@ class Claim(Base):
 
 
 class Alert(Base):
-    """Raised for the incident when a claim says a person is missing."""
+    """Raised for the incident when a claim says a person is missing.
+
+    It closes by the rule in :mod:`trace_app.domain.alerts` (a later safe, admitted or
+    deceased claim, kept in ``closed_by_claim_id``) or by a person with a ``close_note``.
+    """
 
     __tablename__ = "alerts"
     # Serves "newest open alerts of an incident" straight from the index (no sort).
@@ -167,9 +173,14 @@ class Alert(Base):
     state: Mapped[str] = mapped_column(String(10), default=AlertState.OPEN.value)
     raised_at: Mapped[datetime] = mapped_column(UTCDateTime())
     position: Mapped[int] = mapped_column(Integer, default=0)
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    closed_by_claim_id: Mapped[str | None] = mapped_column(
+        ForeignKey("claims.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    close_note: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     person: Mapped[Person] = relationship()
-    claim: Mapped[Claim] = relationship()
+    claim: Mapped[Claim] = relationship(foreign_keys=[claim_id])
 
 
 class InvestigationRun(Base):

@@ -11,16 +11,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from trace_app.demo.seed import reset_demo
-from trace_app.domain import queries
-from trace_app.domain.errors import NotFoundError, PublishError, TraceError
+from trace_app.domain import alerts, queries, search
+from trace_app.domain.alerts import MAX_NOTE_CHARACTERS
+from trace_app.domain.errors import AlertClosedError, NotFoundError, PublishError, TraceError
 from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
+from trace_app.domain.search import AlertFilter
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
-from trace_app.store.models import Report
+from trace_app.store.models import AlertState, ClaimStatus, Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
 
@@ -30,7 +32,9 @@ MAX_OFFSET = 1_000_000_000
 router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 
 IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+AlertId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 ReportId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+SearchText = Annotated[str, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 Limit = Annotated[int, Query(ge=1, le=queries.MAX_PAGE_SIZE)]
 
@@ -144,8 +148,13 @@ class AlertOut(BaseModel):
     claim_id: str
     report_id: str
     source: str
-    state: str
+    state: AlertState
     raised_at: datetime
+    closed_at: datetime | None = Field(description="When it closed; null while open.")
+    closed_by_claim_id: str | None = Field(
+        description="The later safe, admitted or deceased claim that closed it by rule."
+    )
+    close_note: str | None = Field(description="The note of the person who closed it.")
 
     @classmethod
     def of(cls, alert: AlertListing) -> AlertOut:
@@ -156,8 +165,11 @@ class AlertOut(BaseModel):
             claim_id=alert.claim_id,
             report_id=alert.report_id,
             source=alert.source,
-            state=alert.state,
+            state=AlertState(alert.state),
             raised_at=alert.raised_at,
+            closed_at=alert.closed_at,
+            closed_by_claim_id=alert.closed_by_claim_id,
+            close_note=alert.close_note,
         )
 
 
@@ -166,6 +178,14 @@ class AlertPage(BaseModel):
     total: int
     offset: int
     limit: int
+
+
+class CloseAlertIn(BaseModel):
+    """Why a person closes the alert (required, not blank)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note: str = Field(min_length=1, max_length=MAX_NOTE_CHARACTERS, pattern=r"\S")
 
 
 class ResetIn(BaseModel):
@@ -267,15 +287,36 @@ def get_report(
 @router.get("/incidents/{incident_id}/people", response_model=PeoplePage, responses=NOT_FOUND)
 def list_people(
     incident_id: IncidentId,
+    q: SearchText = "",
+    status: ClaimStatus | None = None,
+    alert: AlertFilter | None = None,
+    organization: SearchText = "",
     offset: Offset = 0,
     limit: Limit = 100,
     session: Session = Depends(get_session),
 ) -> PeoplePage | JSONResponse:
+    """The incident's people. Without ``q`` or a filter: by name. With them: the people
+    whose name matches ``q`` (ignoring case, accents and script, tolerating typos), best
+    first, then in natural order; ``status`` is the latest claim's status, ``alert=open``
+    people with an open alert, ``alert=closed`` people whose alerts are all closed,
+    ``organization`` people that organisation reported on."""
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
         return error(404, exc)
-    page = queries.people_page(session, incident_id, offset=offset, limit=limit)
+    if q.strip() or status or alert or organization.strip():
+        page = search.search_page(
+            session,
+            incident_id,
+            q=q,
+            status=status.value if status else None,
+            alert=alert,
+            organization=organization.strip() or None,
+            offset=offset,
+            limit=limit,
+        )
+    else:
+        page = queries.people_page(session, incident_id, offset=offset, limit=limit)
     return PeoplePage(
         items=[PersonOut.of(p) for p in page.items],
         total=page.total,
@@ -285,22 +326,50 @@ def list_people(
 
 
 @router.get("/incidents/{incident_id}/alerts", response_model=AlertPage, responses=NOT_FOUND)
-def list_open_alerts(
+def list_alerts(
     incident_id: IncidentId,
+    state: AlertState = AlertState.OPEN,
+    offset: Offset = 0,
     limit: Limit = 100,
     session: Session = Depends(get_session),
 ) -> AlertPage | JSONResponse:
+    """The incident's alerts in one state (default open), newest first."""
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
         return error(404, exc)
-    page = queries.open_alerts(session, incident_id, limit=limit)
+    page = queries.alerts_page(session, incident_id, state=state, offset=offset, limit=limit)
     return AlertPage(
         items=[AlertOut.of(a) for a in page.items],
         total=page.total,
         offset=page.offset,
         limit=page.limit,
     )
+
+
+@router.post(
+    "/alerts/{alert_id}/close",
+    response_model=AlertOut,
+    responses={
+        403: {"model": ErrorOut, "description": "Cross-site request"},
+        404: {"model": ErrorOut, "description": "No such alert"},
+        409: {"model": ErrorOut, "description": "Already closed (code alert_closed)"},
+    },
+)
+def close_alert(
+    alert_id: AlertId, data: CloseAlertIn, session: Session = Depends(get_session)
+) -> AlertOut | JSONResponse:
+    """A person closes an open alert with a note."""
+    try:
+        alert = alerts.close_alert(session, alert_id, data.note)
+        session.commit()
+    except NotFoundError as exc:
+        session.rollback()
+        return error(404, exc)
+    except AlertClosedError as exc:
+        session.rollback()
+        return error(409, exc)
+    return AlertOut.of(queries.get_alert(session, alert.id))
 
 
 @router.post(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse
@@ -11,10 +12,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.demo.seed import reset_demo
-from trace_app.domain import queries
-from trace_app.domain.errors import NotFoundError, PublishError
+from trace_app.domain import alerts, queries, search
+from trace_app.domain.errors import (
+    AlertClosedError,
+    InvalidInputError,
+    NotFoundError,
+    PublishError,
+)
 from trace_app.domain.publish import publish_and_commit
-from trace_app.store.models import ClaimStatus, Incident, Report
+from trace_app.domain.search import AlertFilter
+from trace_app.store.models import AlertState, ClaimStatus, Incident, Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, database, get_session, is_demo, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
 
@@ -80,23 +87,98 @@ async def people(request: Request, incident_id: str) -> Response:
         number = _page_number(request)
     except BadPage as exc:
         return _bad_page(request, exc)
-    return await run_in_threadpool(_people_page, request, incident_id, number)
+    try:
+        filters = _search_filters(request)
+    except BadPage as exc:
+        return _bad_page(request, exc)
+    return await run_in_threadpool(_people_page, request, incident_id, number, filters)
 
 
-def _people_page(request: Request, incident_id: str, number: int) -> Response:
+def _search_filters(request: Request) -> dict[str, str]:
+    """The People page's search box and filters, checked (BadPage for a bad value)."""
+    params = request.query_params
+    filters = {
+        name: " ".join(params.get(name, "").split())
+        for name in ("q", "status", "alert", "organization")
+    }
+    if any(len(value) > 200 for value in filters.values()):
+        raise BadPage("A search or filter can be at most 200 characters long.")
+    if filters["status"] not in ("", *STATUSES):
+        raise BadPage(f"Status must be one of: {', '.join(STATUSES)}.")
+    if filters["alert"] not in ("", *(a.value for a in AlertFilter)):
+        raise BadPage("Alert must be open or closed.")
+    return filters
+
+
+def _people_page(
+    request: Request, incident_id: str, number: int, filters: dict[str, str]
+) -> Response:
     with database(request).sessions() as session:
         try:
             incident = queries.get_incident(session, incident_id)
         except NotFoundError as exc:
             return _not_found(request, str(exc))
         limit = queries.PEOPLE_PER_PAGE
-        page = queries.people_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
+        offset = (number - 1) * limit
+        if any(filters.values()):
+            page = search.search_page(
+                session,
+                incident_id,
+                q=filters["q"],
+                status=filters["status"] or None,
+                alert=AlertFilter(filters["alert"]) if filters["alert"] else None,
+                organization=filters["organization"] or None,
+                offset=offset,
+                limit=limit,
+            )
+        else:
+            page = queries.people_page(session, incident_id, offset=offset, limit=limit)
         alerts = queries.open_alerts(session, incident_id)
+        closed = queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
+        organizations = [o.name for o in queries.list_organizations(session)]
     return render(
         request,
         "people.html",
-        {"incident": incident, "nav_incident": incident, "page": page, "alerts": alerts},
+        {
+            "incident": incident,
+            "nav_incident": incident,
+            "page": page,
+            "alerts": alerts,
+            "closed_alerts": closed,
+            "closed_note": request.query_params.get("closed") == "1",
+            "filters": filters,
+            "filter_query": urlencode({k: v for k, v in filters.items() if v}),
+            "statuses": STATUSES,
+            "organizations": organizations,
+        },
     )
+
+
+@router.post("/alerts/{alert_id}/close")
+async def close_alert_form(request: Request, alert_id: str) -> Response:
+    """The People page's "Close alert" button: a person closes an open alert with a note."""
+    submitted = await request.form()
+    note = submitted.get("note", "")
+    return await run_in_threadpool(
+        _close_alert, request, alert_id, note if isinstance(note, str) else ""
+    )
+
+
+def _close_alert(request: Request, alert_id: str, note: str) -> Response:
+    with database(request).sessions() as session:
+        try:
+            alert = alerts.close_alert(session, alert_id, note)
+            incident_id = alert.incident_id
+            session.commit()
+        except NotFoundError as exc:
+            session.rollback()
+            return _not_found(request, str(exc))
+        except (InvalidInputError, AlertClosedError) as exc:
+            session.rollback()
+            status = 422 if isinstance(exc, InvalidInputError) else 409
+            title = "Alert not closed"
+            return render(request, "error.html", {"title": title, "message": str(exc)}, status)
+    return RedirectResponse(f"/incidents/{incident_id}/people?closed=1", status_code=303)
 
 
 @router.get("/incidents/{incident_id}/reports")

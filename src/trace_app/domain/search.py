@@ -1,0 +1,159 @@
+"""Finding people by name: one key for matching, a typo-tolerant ranking, natural order.
+
+:func:`search_key` is how a name is matched: NFKC, transliterated to ASCII with
+``anyascii`` (so सुनिता राई, Сунита and Súnita all read "sunita ..."), case-folded, every
+run of non-letters and non-digits one space. It is stored on the person
+(``people.search_key``) when the person is created, so a search reads it and never
+transliterates the incident's names again.
+
+:func:`search_people` filters in SQL (status of the latest claim, alert state,
+organisation), scores the remaining names with ``rapidfuzz`` and ranks them. A name's
+score (0-100) is the best match of the query's key against any part of the name's key
+(``partial_ratio``: "sunitta" scores 92 against "sunita rai"); a name shorter than the
+query is scored as a whole (``ratio``); below ``MIN_SCORE`` it is left out.
+An exact key ranks first, then keys that start with the query, then the others by
+score, then by how close the whole names are (``ratio``); equal ranks in natural order
+("Filler 2" before "Filler 10"). Without a query every filtered person is listed in
+natural order.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from anyascii import anyascii
+from rapidfuzz import fuzz, process
+from sqlalchemy import ScalarSelect, exists, select
+from sqlalchemy.orm import Session
+
+from trace_app.domain.queries import Page, PersonListing, clamp_limit, person_listings
+from trace_app.domain.text import name_key
+from trace_app.store.models import Alert, AlertState, Claim, Organization, Person, Report
+
+# A name scoring below this (0-100, rapidfuzz on search keys) is not a match.
+MIN_SCORE = 85.0
+_NOT_WORD = re.compile(r"[^0-9a-z]+")
+_DIGITS = re.compile(r"(\d+)")
+
+
+class AlertFilter(enum.StrEnum):
+    OPEN = "open"  # the person has an open alert
+    CLOSED = "closed"  # the person has a closed alert and no open one
+
+
+def search_key(name: str) -> str:
+    """The matching form of a name (see the module docstring)."""
+    ascii_text = anyascii(unicodedata.normalize("NFKC", name)).casefold()
+    return " ".join(_NOT_WORD.sub(" ", ascii_text).split())
+
+
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders digit runs by value: "Filler 2" before "Filler 10"."""
+    parts = _DIGITS.split(search_key(name) or name.casefold())
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts if p)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    person_id: str
+    name: str
+    score: float
+
+
+def _latest_status() -> ScalarSelect[str]:
+    return (
+        select(Claim.status)
+        .join(Report, Report.id == Claim.report_id)
+        .where(Claim.person_id == Person.id)
+        .order_by(Report.reported_at.desc(), Claim.position.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+
+
+def _candidates(
+    session: Session,
+    incident_id: str,
+    status: str | None,
+    alert: AlertFilter | None,
+    organization: str | None,
+) -> Sequence[tuple[str, str, str]]:
+    query = select(Person.id, Person.name, Person.search_key).where(
+        Person.incident_id == incident_id
+    )
+    if status is not None:
+        query = query.where(_latest_status() == status)
+    open_alert = exists().where(Alert.person_id == Person.id, Alert.state == AlertState.OPEN.value)
+    if alert is AlertFilter.OPEN:
+        query = query.where(open_alert)
+    elif alert is AlertFilter.CLOSED:
+        closed = exists().where(
+            Alert.person_id == Person.id, Alert.state == AlertState.CLOSED.value
+        )
+        query = query.where(closed, ~open_alert)
+    if organization:
+        query = query.where(
+            exists()
+            .where(Report.person_id == Person.id)
+            .where(Report.organization_id == Organization.id)
+            .where(Organization.name_key == name_key(organization))
+        )
+    # Core rows, not ORM ones: thousands of names are read on every search
+    return [(row[0], row[1], row[2]) for row in session.connection().execute(query).all()]
+
+
+def search_people(
+    session: Session,
+    incident_id: str,
+    *,
+    q: str = "",
+    status: str | None = None,
+    alert: AlertFilter | None = None,
+    organization: str | None = None,
+) -> list[Match]:
+    """Every matching person of the incident, best first (see the module docstring)."""
+    rows = _candidates(session, incident_id, status, alert, organization)
+    query = search_key(q)
+    if not query:
+        ordered = sorted(rows, key=lambda r: natural_key(r[1]))
+        return [Match(pid, name, 100.0) for pid, name, _ in ordered]
+    keys = [key or search_key(name) for _, name, key in rows]
+    hits = process.extract(
+        query, keys, scorer=fuzz.partial_ratio, score_cutoff=MIN_SCORE, limit=None
+    )
+    found: list[tuple[int, float, float, tuple[tuple[int, int | str], ...], int]] = []
+    for key, partial, index in hits:
+        # a name shorter than the query must match it as a whole ("rai" is not "sunita rai")
+        score = float(partial) if len(key) >= len(query) else fuzz.ratio(query, key)
+        if score >= MIN_SCORE:
+            tier = 0 if key == query else 1 if key.startswith(query) else 2
+            whole = fuzz.ratio(query, key)  # equal scores: the closer whole name first
+            found.append((tier, -score, -whole, natural_key(rows[index][1]), index))
+    found.sort()
+    return [Match(rows[i][0], rows[i][1], -neg) for _, neg, _, _, i in found]
+
+
+def search_page(
+    session: Session,
+    incident_id: str,
+    *,
+    q: str = "",
+    status: str | None = None,
+    alert: AlertFilter | None = None,
+    organization: str | None = None,
+    offset: int = 0,
+    limit: int = 50,
+) -> Page[PersonListing]:
+    """One page of :func:`search_people`'s results, each person with its claims."""
+    limit = clamp_limit(limit)
+    offset = max(0, offset)
+    matches = search_people(
+        session, incident_id, q=q, status=status, alert=alert, organization=organization
+    )
+    ids = [m.person_id for m in matches[offset : offset + limit]]
+    items = person_listings(session, ids)
+    return Page(items=items, total=len(matches), offset=offset, limit=limit)
