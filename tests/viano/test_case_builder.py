@@ -340,3 +340,18 @@ def test_an_expected_section_of_template_questions_states_no_expectation(
     assert _by_kind(case, "expectation") == []
     (empty,) = [d for d in _by_kind(case, "data_quality") if d["code"] == "empty_expected_behavior"]
     assert "only questions" in empty["text"]
+
+
+def test_as_expected_states_no_intended_behaviour(store: PackageStore, tmp_path: Path) -> None:
+    intake = {
+        "intake_format": "viano-intake/1",
+        "case_id": "works-case",
+        "title": "Cached files",
+        "observations": [
+            "Compression works as expected. Scripts are not cached. Files should be cached."
+        ],
+    }
+    store.add(intake_package(tmp_path / "in.zip", intake))
+    CaseBuilder(store).build("works-case", "supplied")
+    (exp,) = _by_kind(_case(store, "works-case"), "expectation")
+    assert exp["text"] == "Files should be cached."

@@ -84,10 +84,11 @@ class PreparedContext:
     context_sha256: str
     catalogue: Catalogue
 
-    def output_schema(self) -> dict[str, Any]:
-        """The output schema derived from this context's catalogue
-        (``request_schema.derive_schema``; deterministic, a fresh object per call)."""
-        return derive_schema(self.catalogue)
+    def output_schema(self, max_output_tokens: int | None = None) -> dict[str, Any]:
+        """The output schema derived from this context's catalogue, bounded to fit
+        ``max_output_tokens`` (``request_schema.derive_schema``; deterministic, a fresh
+        object per call)."""
+        return derive_schema(self.catalogue, max_output_tokens=max_output_tokens)
 
     def expected_behavior_status(self) -> dict[str, Any]:
         return dict(self.context["expected_behavior_status"])
@@ -241,7 +242,7 @@ class PromptBuilder:
         return ModelRequest(
             messages=(Message("system", prompt.text), Message("user", user)),
             output_name=OUTPUT_NAME,
-            output_schema=prepared.output_schema(),
+            output_schema=prepared.output_schema(max_output_tokens),
             prompt_version=prompt.version,
             temperature=0.0,
             max_output_tokens=max_output_tokens,

@@ -31,6 +31,7 @@ checks it with generated catalogues and answers).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from viano_bug_analysis.analysis.catalogue import COMPLETE, Catalogue
@@ -39,20 +40,72 @@ from viano_bug_analysis.analysis.validation import OPTIONAL_STATEMENTS, STATEMEN
 
 DERIVED_TITLE = "Viano case interpretation output, version 1, narrowed to one context"
 ANY = "any"
-# where a rule needs a citation first, how many more items may follow it
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerBounds:
+    """Upper bounds the derived schema puts on one answer: statements per list (and
+    entities), ids per statement, characters per text (and role)."""
+
+    items: int
+    ids: int
+    chars: int
+
+    def worst_chars(self) -> int:
+        """A generous size of the largest answer these bounds allow: 7 lists and 4 single
+        statements, each statement its text, its ids and its JSON punctuation; the
+        entities; the section keys."""
+        statement = self.chars + 24 + 10 * self.ids
+        return (7 * self.items + 4) * statement + self.items * (self.chars + 40) + 400
+
+
+# where a rule needs citations first (ordered forms), how many more items may follow
 ORDERED_EXTRA = 3
+# from the static file's own bounds down; the first that fits the output limit is used
+BOUNDS_LADDER = (
+    AnswerBounds(256, 64, 8000),
+    AnswerBounds(32, 16, 2000),
+    AnswerBounds(16, 8, 1000),
+    AnswerBounds(8, 6, 480),
+    AnswerBounds(6, 4, 240),
+    AnswerBounds(4, 4, 200),
+    AnswerBounds(3, 3, 160),
+    AnswerBounds(2, 3, 120),
+    AnswerBounds(2, 2, 80),
+    AnswerBounds(1, 2, 60),
+)
+# output tokens are counted as this many characters of answer (JSON, ids and escapes
+# make the characters per token of an answer lower than in prose)
+CHARS_PER_TOKEN = 2.5
+
+
+def answer_bounds(max_output_tokens: int | None) -> AnswerBounds:
+    """The largest bounds of :data:`BOUNDS_LADDER` whose largest answer fits
+    ``max_output_tokens`` (None: the static file's bounds). An answer cut off by the
+    output limit is not JSON and is lost, so the schema keeps every answer inside it."""
+    if max_output_tokens is None:
+        return BOUNDS_LADDER[0]
+    budget = max_output_tokens * CHARS_PER_TOKEN
+    for bounds in BOUNDS_LADDER:
+        if bounds.worst_chars() <= budget:
+            return bounds
+    return BOUNDS_LADDER[-1]
 
 
 class _Builder:
     """Collects the ``$defs`` of one derived schema (each id set and statement once)."""
 
-    def __init__(self, static: dict[str, Any]) -> None:
+    def __init__(self, static: dict[str, Any], bounds: AnswerBounds) -> None:
         defs = static["$defs"]
-        self.text = dict(defs["statement"]["properties"]["text"])
-        self.source_ids = defs["statement"]["properties"]["source_ids"]
-        self.statements = defs["statements"]
+        self.bounds = bounds
+        self.text = _capped(defs["statement"]["properties"]["text"], "maxLength", bounds.chars)
+        self.source_ids = _capped(
+            defs["statement"]["properties"]["source_ids"], "maxItems", bounds.ids
+        )
+        self.statements = _capped(defs["statements"], "maxItems", bounds.items)
         self.entity = defs["entity_reference"]
-        self.entities = static["properties"]["relevant_entities"]
+        self.role = _capped(self.entity["properties"]["role"], "maxLength", bounds.chars)
+        self.entities = _capped(static["properties"]["relevant_entities"], "maxItems", bounds.items)
         self.defs: dict[str, Any] = {}
         self._id_sets: dict[tuple[str, ...], str] = {}
 
@@ -110,6 +163,11 @@ class _Builder:
         return out
 
 
+def _capped(node: dict[str, Any], key: str, bound: int) -> dict[str, Any]:
+    """A copy of ``node`` whose ``key`` is at most ``bound`` (never raised)."""
+    return {**node, key: min(node[key], bound)}
+
+
 def leading(first: list[dict[str, Any]], rest: dict[str, Any], extra: int) -> dict[str, Any]:
     """Arrays that start with one item of each schema of ``first`` and go on with up to
     ``extra`` items of ``rest``: one exact tuple per length (``prefixItems`` with
@@ -131,10 +189,16 @@ def _valid_ids(catalogue: Catalogue, pattern: str) -> list[str]:
     return [str(e["id"]) for e in catalogue.entries if match(str(e["id"]))]
 
 
-def derive_schema(catalogue: Catalogue, rules: RuleTable = RULES) -> dict[str, Any]:
-    """The JSON schema (Draft 2020-12) sent with a request for this catalogue."""
+def derive_schema(
+    catalogue: Catalogue, rules: RuleTable = RULES, *, max_output_tokens: int | None = None
+) -> dict[str, Any]:
+    """The JSON schema (Draft 2020-12) sent with a request for this catalogue, bounded
+    (``answer_bounds``) so that its largest answer fits ``max_output_tokens``."""
     static = _schema()
-    build = _Builder(static)
+    build = _Builder(static, answer_bounds(max_output_tokens))
+    # an ordered form is one exact tuple per length: a few lengths only
+    extra = min(ORDERED_EXTRA, build.bounds.items - 1)
+    extra_ids = min(ORDERED_EXTRA, build.source_ids["maxItems"] - 1)
     ids = _valid_ids(catalogue, static["$defs"]["source_id"]["pattern"])
     any_ref = build.id_set(ANY, ids)
     properties: dict[str, Any] = {}
@@ -162,10 +226,10 @@ def derive_schema(catalogue: Catalogue, rules: RuleTable = RULES) -> dict[str, A
             first_ids = leading(
                 [{"$ref": f"#/$defs/{build.id_set('completeness', [need])}"}],
                 {"$ref": f"#/$defs/{ref}"},
-                min(ORDERED_EXTRA, len(allowed) - 1),
+                min(extra_ids, len(allowed) - 1),
             )
             first = build.statement_with(first_ids, f"statement_{section}_first")
-            properties[section] = leading([first], item, ORDERED_EXTRA)
+            properties[section] = leading([first], item, extra)
             continue
         properties[section] = build.statements_list(item)
 
@@ -191,7 +255,7 @@ def derive_schema(catalogue: Catalogue, rules: RuleTable = RULES) -> dict[str, A
         source_ids = leading(
             [{"$ref": f"#/$defs/{r}"} for r in refs],
             {"$ref": f"#/$defs/{ref}"},
-            max(0, min(ORDERED_EXTRA, len(allowed) - len(refs))),
+            max(0, min(extra_ids + 1, build.source_ids["maxItems"], len(allowed)) - len(refs)),
         )
         name = "statement_" + "_".join(r[4:] for r in refs)
         properties[section] = {"anyOf": [build.statement_with(source_ids, name), {"type": "null"}]}
@@ -210,7 +274,7 @@ def derive_schema(catalogue: Catalogue, rules: RuleTable = RULES) -> dict[str, A
                 if entity_ids
                 else dict(build.entity["properties"]["entity_id"])
             ),
-            "role": dict(build.entity["properties"]["role"]),
+            "role": dict(build.role),
         },
     }
     properties["relevant_entities"] = {

@@ -21,6 +21,7 @@ X     unread_reference                 metadata of data left unread (size, sha25
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import Future
 from itertools import compress
 from typing import Any
@@ -60,6 +61,7 @@ _PLACEHOLDER_EXPECTATIONS = {"", "n/a", "na", "none", "-", "--", "tbd", "?", "sa
 ORIGIN_DERIVED = "derived"  # made by CaseBuilder (D, Q), not supplied data
 
 
+_AS_EXPECTED = re.compile(r"(?i)\bas (?:expected|intended)\b")
 _QUESTIONS_ONLY = "the expected-behaviour section holds only questions (an unfilled template)"
 
 
@@ -383,6 +385,10 @@ class RecordSet:
                 if "[unread X" in sentence or sentence.rstrip().endswith("?"):
                     # a question ("Should I add a test?", "Is this expected?") asks
                     # about the intended behaviour; it does not state it
+                    continue
+                if not h.is_expectation(_AS_EXPECTED.sub(" ", sentence)):
+                    # "It works as expected." says that something met an expectation
+                    # without saying what is intended
                     continue
                 src = rec["provenance"]
                 prov = dict(src)

@@ -14,7 +14,12 @@ from interp_catalogue import answer, catalogue, entry, statement
 from jsonschema import Draft202012Validator
 
 from viano_bug_analysis.analysis.catalogue import Catalogue
-from viano_bug_analysis.analysis.request_schema import derive_schema
+from viano_bug_analysis.analysis.request_schema import (
+    BOUNDS_LADDER,
+    CHARS_PER_TOKEN,
+    answer_bounds,
+    derive_schema,
+)
 from viano_bug_analysis.analysis.rules import RULES, CitationRule, letters
 from viano_bug_analysis.analysis.validation import output_schema, validate_output
 
@@ -122,7 +127,8 @@ def catalogues(draw: st.DrawFn) -> Catalogue:
 @st.composite
 def derived_instances(draw: st.DrawFn) -> tuple[Catalogue, dict[str, Any], Any]:
     cat = draw(catalogues())
-    schema = derive_schema(cat)
+    budget = draw(st.sampled_from([None, 512, 2048, 4096, 100_000]))
+    schema = derive_schema(cat, max_output_tokens=budget)
     return cat, schema, draw(instances(schema, schema))
 
 
@@ -140,6 +146,24 @@ def test_every_instance_of_a_derived_schema_is_valid_under_the_static_file(
     assert STATIC.is_valid(value)  # and in fact every instance is
     # the rules the schema states are never broken by an instance of it
     assert {p.rule for p in problems} <= VALIDATOR_ONLY, problems
+
+
+def test_bounds_keep_the_largest_answer_inside_the_output_limit() -> None:
+    previous = None
+    for bounds in BOUNDS_LADDER:  # from the file's bounds down, each smaller
+        if previous is not None:
+            assert bounds.worst_chars() < previous.worst_chars()
+        previous = bounds
+    assert answer_bounds(None) == BOUNDS_LADDER[0]
+    for tokens in (1536, 2048, 4096, 8192, 65536):
+        bounds = answer_bounds(tokens)
+        assert bounds.worst_chars() <= tokens * CHARS_PER_TOKEN
+        schema = derive_schema(catalogue(), max_output_tokens=tokens)
+        observed = schema["properties"]["observed_behavior"]
+        assert observed["maxItems"] == bounds.items
+        text = resolve(schema, observed["items"])["properties"]["text"]
+        assert text["maxLength"] == min(8000, bounds.chars)
+    assert answer_bounds(2048).chars < answer_bounds(8192).chars
 
 
 def test_derivation_is_deterministic_and_fresh() -> None:

@@ -22,10 +22,12 @@ from jsonschema import Draft202012Validator
 from modelgate.testing import StubChatServer, StubResponse
 from viano_bug_analysis.analysis import CaseInterpreter, OutcomeStatus
 from viano_bug_analysis.analysis.catalogue import Catalogue
+from viano_bug_analysis.analysis.request_schema import answer_bounds
 from viano_bug_analysis.analysis.validation import output_schema
 from viano_bug_analysis.llm import GatewayConfig
 
 MODES = ["json_schema", "json_object_schema"]
+MAX_OUTPUT_TOKENS = 2048
 
 
 def _config(base_url: str, mode: str) -> GatewayConfig:
@@ -38,7 +40,7 @@ def _config(base_url: str, mode: str) -> GatewayConfig:
                     "base_url": base_url,
                     "model": "stub-model",
                     "timeout_s": 10,
-                    "max_output_tokens": 2048,
+                    "max_output_tokens": MAX_OUTPUT_TOKENS,
                     "structured_output": mode,
                 }
             ],
@@ -127,7 +129,16 @@ def _check_common(schema: dict[str, Any], catalogue: Catalogue) -> None:
     assert unread and _citable(schema, "contradictions") == everything - unread
     entities = _section(schema, "relevant_entities")
     assert _ids_in(schema, entities) == _kind(catalogue, "N")
-    assert entities["maxItems"] == len(_kind(catalogue, "N"))
+    bounds = answer_bounds(MAX_OUTPUT_TOKENS)
+    assert entities["maxItems"] == min(bounds.items, len(_kind(catalogue, "N")))
+    # bounded so that the largest answer fits the provider's output limit
+    for name in ("observed_behavior", "tester_assumptions", "investigation_direction"):
+        node = _section(schema, name)
+        if node.get("maxItems") != 0:
+            assert node["maxItems"] == bounds.items
+            statement = _resolve(schema, node["items"])
+            assert statement["properties"]["text"]["maxLength"] == bounds.chars
+            assert statement["properties"]["source_ids"]["maxItems"] <= bounds.ids
 
 
 @pytest.mark.parametrize("mode", MODES)
