@@ -6,7 +6,6 @@ in their own words still do."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,8 @@ DEV_SET = REPO / "eval" / "trace_dev.jsonl"
 ALWAYS_DIRECT = {"attribution": "DIRECT", "referenced_source": "NONE"}
 
 
-def crisislex_files() -> list[Path]:
-    base = Path(os.environ.get("REAL_DATA_DIR", REPO.parent / "shared" / "data"))
-    folder = base / "crisis" / "crisislex_t26"
+def crisislex_files(real_data_dir: Path) -> list[Path]:
+    folder = real_data_dir / "crisis" / "crisislex_t26"
     files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
     if not files:
         pytest.skip(f"CrisisLexT26 files not found under {folder} (set REAL_DATA_DIR)")
@@ -54,8 +52,10 @@ async def test_always_direct_completes_no_relayed_unclear_or_injected_dev_case(
 
 
 @pytest.mark.realdata
-async def test_always_direct_completes_no_tweet_by_outsiders_or_media(tmp_path: Path) -> None:
-    cases, skipped = load_crisislex(crisislex_files())
+async def test_always_direct_completes_no_tweet_by_outsiders_or_media(
+    tmp_path: Path, real_data_dir: Path
+) -> None:
+    cases, skipped = load_crisislex(crisislex_files(real_data_dir))
     not_first_hand = [c for c in cases if c.label != "DIRECT"]
     assert len(not_first_hand) > 1000 and skipped
     statuses = await _always_direct(not_first_hand, tmp_path)

@@ -245,16 +245,21 @@ def _clause_words(lowered: str, start: int) -> list[str]:
 
 def _negated(lowered: str, start: int, lexicon: Lexicon) -> bool:
     """Whether a negation word comes earlier in the clause of the match at ``start``."""
-    return any(w in lexicon.negations or w.endswith("n't") for w in _clause_words(lowered, start))
+    return _any_negation(_clause_words(lowered, start), lexicon)
+
+
+def _any_negation(words: list[str], lexicon: Lexicon) -> bool:
+    return any(w in lexicon.negations or w.endswith("n't") for w in words)
 
 
 def _writer_or_negated(lowered: str, start: int, lexicon: Lexicon) -> bool:
     """Whether the reporting verb at ``start`` is the writer's own (its clause's subject,
     the last word before it after auxiliaries and adverbs, is first person) or negated
     earlier in its clause."""
-    if _negated(lowered, start, lexicon):
+    words = _clause_words(lowered, start)
+    if _any_negation(words, lexicon):
         return True
-    for word in reversed(_clause_words(lowered, start)):
+    for word in reversed(words):
         if word in lexicon.first_person:
             return True
         if word in _AUXILIARIES or word.endswith("ly"):

@@ -44,6 +44,7 @@ from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.vocabulary import Status
 
 RULES_VERSION = "trace-rules-2"
+FIRST_HAND_REASON = "The report reads as first-hand."
 # What lowered a COMPLETED: a cue kind, or this when the text shows no first-hand account.
 NO_FIRST_HAND = "no_first_hand"
 
@@ -81,7 +82,7 @@ def decide_after_attribution(
     named = source_name(result)
     if label is Attribution.DIRECT:
         if named == NO_SOURCE:
-            return Conclude(Status.COMPLETED, "The report reads as first-hand.")
+            return Conclude(Status.COMPLETED, FIRST_HAND_REASON)
         return Conclude(
             Status.NEEDS_REVIEW,
             f"The model called the report first-hand but also named {named} as its source; "
@@ -167,9 +168,7 @@ def redecide_saved(
     led to NEEDS_REVIEW, which no current rule raises, so it keeps its saved reason.
     """
     if attribution == Attribution.DIRECT and referenced_source == NO_SOURCE:
-        decided = apply_evidence_rule(
-            Conclude(Status.COMPLETED, "The report reads as first-hand."), cues
-        )
+        decided = apply_evidence_rule(Conclude(Status.COMPLETED, FIRST_HAND_REASON), cues)
         assert isinstance(decided, Conclude)
         return decided
     return Conclude(status, reason)
