@@ -273,7 +273,7 @@ def name_reasons(a: str, b: str, age_a: int | None, age_b: int | None) -> list[D
         ]
     pairs = _confusable_pairs(va, vb)
     if pairs:
-        shown = "; ".join(f"{_describe(x)} for {_describe(y)}" for x, y in pairs[:3])
+        shown = "; ".join(f"{_describe(y)} where {a} has {_describe(x)}" for x, y in pairs[:3])
         return [
             DuplicateReason(
                 Reason.CONFUSABLE, f"{b} looks the same but has other characters: {shown}{ages}."
@@ -287,7 +287,8 @@ def name_reasons(a: str, b: str, age_a: int | None, age_b: int | None) -> list[D
     if sa == sb:
         return [
             DuplicateReason(
-                Reason.TRANSLITERATION, f"{a} and {b} read the same in Latin letters ({sa})."
+                Reason.TRANSLITERATION,
+                f"{a} and {b} read the same once accents and scripts are set aside ({sa}).",
             )
         ]
     score = fuzz.ratio(sa, sb)
