@@ -19,6 +19,7 @@ TABLES = {
     "claims",
     "alerts",
     "investigation_runs",
+    "review_decisions",
 }
 
 
