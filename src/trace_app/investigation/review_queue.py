@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from trace_app.domain import reviews
+from trace_app.domain.errors import NotFoundError
 from trace_app.domain.queries import Page
 from trace_app.domain.reviews import ReviewRefusedError, ReviewValue
 from trace_app.investigation import evidence_store
@@ -67,9 +68,9 @@ def awaiting_result(
     session: Session, report_id: str
 ) -> tuple[InvestigationRun, InvestigationResult]:
     """The run and result a person may decide on: the report's shown result when it is
-    NEEDS_REVIEW. ``ReportNotFound``, or :class:`ReviewRefusedError` otherwise."""
+    NEEDS_REVIEW. :class:`NotFoundError`, or :class:`ReviewRefusedError` otherwise."""
     if not evidence_store.report_exists(session, report_id):
-        raise evidence_store.ReportNotFound(f"No report with id {report_id!r}.")
+        raise NotFoundError(f"No report with id {report_id!r}.")
     run = evidence_store.latest_run_for_report(session, report_id)
     if run is None:
         raise ReviewRefusedError(
@@ -87,7 +88,7 @@ def awaiting_result(
 def decide(session: Session, report_id: str, decision: ReviewValue, note: str) -> ReviewDecision:
     """Record a person's decision on the report's NEEDS_REVIEW result and commit.
 
-    Raises ``ReportNotFound``, :class:`ReviewRefusedError` or ``InvalidInputError`` (a
+    Raises :class:`NotFoundError`, :class:`ReviewRefusedError` or ``InvalidInputError`` (a
     blank or overlong note) with nothing written. The saved run is never changed."""
     reviews.clean_note(note)  # refuse a bad note before taking the write lock
     try:
