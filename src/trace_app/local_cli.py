@@ -2,8 +2,8 @@
 
 Both use the configured model when ``NVIDIA_NIM_API_KEY``, ``TRACE_MODEL`` or
 ``TRACE_MODEL_BASE_URL`` is set, and otherwise start the embedded local model server for
-as long as the command runs (see :mod:`trace_app.local_model`). :func:`register` adds the
-commands to the ``trace`` Typer app.
+as long as the command runs (see :mod:`trace_app.local_model`). :mod:`trace_app.cli`
+registers them on the ``trace`` Typer app.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import typer
 
+from trace_app.cli_support import describe_database, trace_settings
 from trace_app.investigation.model_settings import PASSPHRASE_ENV, ModelSettingsError
 
 DEMO_HOST = "127.0.0.1"
@@ -32,11 +33,10 @@ def demo(
     import uvicorn
 
     from modelgate.errors import NotConfigured
-    from trace_app.cli import _describe, _settings
     from trace_app.local_model import model_for_commands
     from trace_app.web.app import create_app
 
-    settings = dataclasses.replace(_settings(), demo=True)
+    settings = dataclasses.replace(trace_settings(), demo=True)
     settings.ensure_home()
     generated = False
     try:
@@ -64,7 +64,7 @@ def demo(
                 typer.echo(f"error: {exc}", err=True)
                 raise typer.Exit(2) from exc
             typer.echo(
-                f"Trace on http://{DEMO_HOST}:{port}  (database: {_describe(settings)}); "
+                f"Trace on http://{DEMO_HOST}:{port}  (database: {describe_database(settings)}); "
                 "Ctrl-C stops it and the model server."
             )
             uvicorn.run(web_app, host=DEMO_HOST, port=port, log_level="warning")
@@ -107,7 +107,6 @@ def eval_command(
     and tokens (docs/evaluation.md).
     """
     from modelgate.errors import NotConfigured
-    from trace_app.cli import _settings
     from trace_app.evaluation import (
         CaseOutcome,
         EvalCaseError,
@@ -146,7 +145,7 @@ def eval_command(
                 + f" ({outcome.requests_sent} calls, {outcome.latency_s:.2f} s)"
             )
 
-    settings = _settings()
+    settings = trace_settings()
     settings.ensure_home()
     try:
         with model_for_commands(log_dir=settings.home) as choice:
@@ -162,8 +161,3 @@ def eval_command(
     if out is not None:
         write_json(report, out)
         typer.echo(f"\nwrote {out}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
-    app.command("eval")(eval_command)

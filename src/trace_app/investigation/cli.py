@@ -1,6 +1,6 @@
 """The investigation's commands: ``trace investigate``, ``trace ledger``, ``trace record-demo``.
 
-:func:`register` adds them to the ``trace`` Typer app.
+:mod:`trace_app.cli` registers them on the ``trace`` Typer app.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from trace_app.cli_support import trace_settings
 from trace_app.investigation.model_settings import PASSPHRASE_ENV, ModelSettingsError
 
 if TYPE_CHECKING:
@@ -50,13 +51,12 @@ def investigate(
     ),
 ) -> None:
     """Investigate how one report attributes its information (at most two model calls)."""
-    from trace_app.cli import _settings
     from trace_app.domain.errors import NotFoundError
     from trace_app.investigation.service import build_service
     from trace_app.plugins import load_optional_parts
     from trace_app.store.db import Database
 
-    settings = _settings()
+    settings = trace_settings()
     load_optional_parts()
     db = Database.from_settings(settings)
     try:
@@ -116,10 +116,9 @@ def investigate(
 def ledger() -> None:
     """Show the model request ledger: requests, tokens and the cap (no secrets)."""
     from modelgate.errors import LedgerUnavailable
-    from trace_app.cli import _settings
     from trace_app.investigation.service import ledger_factory_for
 
-    settings = _settings()
+    settings = trace_settings()
     try:
         snapshot = ledger_factory_for(settings)().snapshot()
     except LedgerUnavailable as exc:
@@ -137,14 +136,13 @@ def record_demo(
 ) -> None:
     """Record real runs of the two seeded reports with the configured model (2-3 calls)."""
     from modelgate.providers import build_provider
-    from trace_app.cli import _settings
     from trace_app.investigation.demo_recording import RecordingFailed
     from trace_app.investigation.demo_recording import record_demo as run_recording
     from trace_app.investigation.model_settings import ModelSettings
     from trace_app.investigation.recorded import default_output
     from trace_app.investigation.service import ledger_factory_for
 
-    settings = _settings()
+    settings = trace_settings()
     try:
         model = ModelSettings.from_env()
     except ModelSettingsError as exc:
@@ -177,9 +175,3 @@ def record_demo(
             f"{' / ' + result.support if result.support else ''} ({result.requests_sent} calls)"
         )
     typer.echo(f"recorded {len(outcome.runs)} runs with {model.model} into {outcome.path}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("investigate")(investigate)
-    app.command("ledger")(ledger)
-    app.command("record-demo")(record_demo)

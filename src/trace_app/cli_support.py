@@ -1,0 +1,35 @@
+"""What every ``trace`` subcommand shares: the settings, read once with a clean exit on
+a bad value, and the database named without its password.
+
+Each subcommand module imports this one; it imports none of them, and nothing heavy
+(SQLAlchemy is loaded only when a database is described), so ``trace --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import typer
+
+from trace_app.settings import SettingsError, TraceSettings
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print ``error: message`` on stderr and end the command with ``code``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def trace_settings() -> TraceSettings:
+    """Trace's settings from the environment; exit 2 with the reason when one is unusable."""
+    try:
+        return TraceSettings.from_env()
+    except SettingsError as exc:
+        fail(str(exc))
+
+
+def describe_database(settings: TraceSettings) -> str:
+    """The database URL without a password."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(settings.database_url).render_as_string(hide_password=True)
