@@ -31,17 +31,15 @@ def serve(
 
 def reset() -> None:
     """Delete all records (investigation runs too) and seed the demo; never the ledger."""
-    from trace_app.demo.seed import reset_demo
+    from trace_app import demo_reset
     from trace_app.domain.queries import list_incidents
-    from trace_app.plugins import load_optional_parts
     from trace_app.store.db import Database
 
     settings = trace_settings()
-    load_optional_parts()
     db = Database.from_settings(settings)
     try:
         with db.session() as session:
-            incident = reset_demo(session)
+            incident = demo_reset.reset(session, settings)
         with db.session() as session:
             summary = next(s for s in list_incidents(session) if s.incident.id == incident.id)
     finally:

@@ -9,6 +9,11 @@
 | ``TRACE_PASSPHRASE_LIMIT`` | ``5/minute`` | wrong live-check passphrases per client address |
 | ``TRACE_PASSPHRASE_LIMIT_OVERALL`` | ``30/minute`` | wrong passphrases from all addresses |
 | ``TRACE_RATE_LIMIT_STORAGE`` | ``memory://`` | where the counts live (a ``limits`` URI) |
+| ``TRACE_RECORDED_INVESTIGATIONS`` | the checkout's ``demo/`` file | runs Reset replays |
+
+The model's settings (which model, its key, the passphrase, the request cap, the audit
+log) are :class:`trace_app.investigation.model_settings.ModelSettings`. These two classes
+are the only readers of the environment in ``trace_app``.
 
 Nothing is created when settings are read; :meth:`TraceSettings.ensure_home` creates the
 home folder on demand (only when the default SQLite file or the ledger needs it).
@@ -23,6 +28,7 @@ from pathlib import Path
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 HOME_DIRNAME = ".trace-local"
+RECORDED_INVESTIGATIONS_ENV = "TRACE_RECORDED_INVESTIGATIONS"
 
 
 class SettingsError(ValueError):
@@ -49,6 +55,9 @@ class TraceSettings:
     guess_limit: str = "5/minute"
     guess_limit_overall: str = "30/minute"
     rate_limit_storage: str = "memory://"
+    # the recorded-runs file named by TRACE_RECORDED_INVESTIGATIONS; None: the default
+    # place (trace_app.investigation.recorded.default_path)
+    recorded_investigations: Path | None = None
 
     @classmethod
     def from_env(
@@ -79,6 +88,7 @@ class TraceSettings:
             )
         }
         storage = env.get("TRACE_RATE_LIMIT_STORAGE", "").strip() or "memory://"
+        recorded = env.get(RECORDED_INVESTIGATIONS_ENV, "").strip()
         return cls(
             home=home,
             database_url=normalize_database_url(url),
@@ -87,6 +97,7 @@ class TraceSettings:
             guess_limit=limits["TRACE_PASSPHRASE_LIMIT"],
             guess_limit_overall=limits["TRACE_PASSPHRASE_LIMIT_OVERALL"],
             rate_limit_storage=storage,
+            recorded_investigations=Path(recorded).expanduser() if recorded else None,
         )
 
     @property

@@ -33,7 +33,6 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from trace_app.demo import seed
 from trace_app.settings import TraceSettings
 from trace_app.web.app import create_app
 
@@ -57,7 +56,6 @@ CHECKS: dict[GenerationMode, list[Any]] = {
 @pytest.fixture
 def fuzz_app(
     sqlite_settings: TraceSettings,
-    isolated_hooks: list[seed.ResetHook],
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Any]:
     for name in ("TRACE_LIVE_PASSPHRASE", "NVIDIA_NIM_API_KEY", "TRACE_MODEL_BASE_URL"):

@@ -53,11 +53,9 @@ def investigate(
     """Investigate how one report attributes its information (at most two model calls)."""
     from trace_app.domain.errors import NotFoundError
     from trace_app.investigation.service import build_service
-    from trace_app.plugins import load_optional_parts
     from trace_app.store.db import Database
 
     settings = trace_settings()
-    load_optional_parts()
     db = Database.from_settings(settings)
     try:
         try:
@@ -148,7 +146,7 @@ def record_demo(
     except ModelSettingsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    target = output or default_output()
+    target = output or default_output(settings.recorded_investigations)
     if target is None:
         typer.echo(
             "error: Trace is not running from a checkout and TRACE_RECORDED_INVESTIGATIONS "

@@ -1,9 +1,10 @@
-"""REPLAYED demo runs: ``demo/recorded_investigations.json`` and its reset hook.
+"""REPLAYED demo runs: ``demo/recorded_investigations.json``, replayed after every Reset.
 
 Where the file is (:func:`default_path`, one place): ``TRACE_RECORDED_INVESTIGATIONS``
-when set; otherwise ``demo/recorded_investigations.json`` at the root of the repository
-checkout ``trace_app`` is imported from (found from the package's own location, so
-``trace serve`` and ``trace reset`` find it from any folder); otherwise a copy shipped
+when set (read by :class:`trace_app.settings.TraceSettings` and passed in); otherwise
+``demo/recorded_investigations.json`` at the root of the repository checkout ``trace_app``
+is imported from (found from the package's own location, so ``trace serve`` and
+``trace reset`` find it from any folder); otherwise a copy shipped
 inside the package (``trace_app/demo/``) if a build put one there. With none of these
 (an installed wheel without the copy) Reset logs a warning and creates no REPLAYED runs.
 See ``docs/decisions/0031``.
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -49,13 +49,13 @@ from trace_app.investigation.menu import build_menu
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.requests import PROMPT_VERSION
 from trace_app.investigation.vocabulary import Mode, Status
+from trace_app.settings import RECORDED_INVESTIGATIONS_ENV as PATH_ENV
 from trace_app.store.models import Incident, InvestigationRun
 from trace_app.store.types import new_id
 
 log = logging.getLogger(__name__)
 
 FORMAT = "trace-recorded-investigations-v1"
-PATH_ENV = "TRACE_RECORDED_INVESTIGATIONS"
 FILE_NAME = "recorded_investigations.json"
 CHECKOUT_FILE = Path("demo") / FILE_NAME
 
@@ -118,29 +118,30 @@ def checkout_root(package_dir: Path | None = None) -> Path | None:
     return None
 
 
-def default_path(package_dir: Path | None = None) -> Path | None:
-    """Where Reset reads the recorded runs: ``TRACE_RECORDED_INVESTIGATIONS``, else the
-    checkout's ``demo/`` file, else a copy shipped in the package if one exists, else
-    ``None``."""
-    chosen = default_output(package_dir)
+def default_path(override: Path | None = None, *, package_dir: Path | None = None) -> Path | None:
+    """Where Reset reads the recorded runs: ``override`` (``TRACE_RECORDED_INVESTIGATIONS``),
+    else the checkout's ``demo/`` file, else a copy shipped in the package if one exists,
+    else ``None``."""
+    chosen = default_output(override, package_dir=package_dir)
     if chosen is not None:
         return chosen
     packaged = (package_dir or Path(__file__).resolve().parent.parent) / "demo" / FILE_NAME
     return packaged if packaged.is_file() else None
 
 
-def default_output(package_dir: Path | None = None) -> Path | None:
-    """Where ``trace record-demo`` writes by default: ``TRACE_RECORDED_INVESTIGATIONS``,
-    else the checkout's ``demo/`` file; never into an installed package (``None``)."""
-    override = os.environ.get(PATH_ENV, "").strip()
-    if override:
-        return Path(override).expanduser()
+def default_output(override: Path | None = None, *, package_dir: Path | None = None) -> Path | None:
+    """Where ``trace record-demo`` writes by default: ``override``
+    (``TRACE_RECORDED_INVESTIGATIONS``), else the checkout's ``demo/`` file; never into an
+    installed package (``None``)."""
+    if override is not None:
+        return override
     root = checkout_root(package_dir)
     return root / CHECKOUT_FILE if root is not None else None
 
 
 def load_recorded(path: Path | None = None) -> list[RecordedRun]:
-    """The recorded runs; ``[]`` (logged) when there is no file; ``RecordedRunsError`` if bad."""
+    """The recorded runs of ``path`` (default: :func:`default_path`); ``[]`` (logged) when
+    there is no file; ``RecordedRunsError`` if bad."""
     path = path or default_path()
     if path is None:
         log.warning(
@@ -202,7 +203,7 @@ def write_recorded(runs: list[RecordedRun], recorded_at: datetime, path: Path) -
 
 
 def recreate_replayed_runs(session: Session, path: Path | None = None) -> int:
-    """The reset hook: add a REPLAYED run for each recorded run whose fingerprint matches a
+    """After a reset: add a REPLAYED run for each recorded run whose fingerprint matches a
     report now in the store. Returns how many were added. Idempotent; never commits."""
     try:
         recorded = [r for r in load_recorded(path) if r.prompt_version == PROMPT_VERSION]
