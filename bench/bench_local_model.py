@@ -34,6 +34,7 @@ from modelgate.local_server import LocalModelMissing, LocalModelServer, missing_
 from modelgate.providers import Provider, ProviderConfig, build_provider
 from modelgate.types import ModelRequest, ProviderResponse
 from trace_app.evaluation import EvalReport, load_cases, run_evaluation
+from trace_app.investigation.model_settings import ModelSettings
 from trace_app.local_model import model_for_commands
 
 REPO = Path(__file__).resolve().parents[1]
@@ -165,7 +166,7 @@ def main() -> int:
 
     wall = time.perf_counter()
     try:
-        with model_for_commands(env=env) as choice:
+        with model_for_commands(ModelSettings.from_env(env)) as choice:
             server = choice.local_server
             assert isinstance(server, LocalModelServer) and server.pid is not None
             started_s = time.perf_counter() - wall

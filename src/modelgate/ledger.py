@@ -44,7 +44,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -70,14 +70,15 @@ def clamp_cap(value: int) -> int:
     return max(CAP_MIN, min(CAP_MAX, value))
 
 
-def cap_from_env(var: str, default: int = 200) -> int:
-    """The request cap from environment variable ``var``, clamped to 1..1000.
+def cap_from_env(var: str, default: int = 200, env: Mapping[str, str] | None = None) -> int:
+    """The request cap from environment variable ``var`` (of ``env``, default the
+    process environment), clamped to 1..1000.
 
     Unset or blank gives ``default``. A value that is not a whole number also gives
     ``default`` (with a warning in the log): a typo must neither lift nor remove the
     cap, and the clamp bounds the damage either way.
     """
-    raw = os.environ.get(var, "").strip()
+    raw = (os.environ if env is None else env).get(var, "").strip()
     if not raw:
         return clamp_cap(default)
     try:

@@ -6,7 +6,7 @@ import dataclasses
 
 import typer
 
-from trace_app.cli_support import describe_database, trace_settings
+from trace_app.cli_support import describe_database, model_settings, trace_settings
 
 
 def serve(
@@ -22,11 +22,12 @@ def serve(
     from trace_app.web.app import create_app
 
     settings = trace_settings()
+    model = model_settings()
     if demo:
         settings = dataclasses.replace(settings, demo=True)
     kind = "demo server" if settings.demo else "no demo data, no Reset"
     typer.echo(f"Trace on http://{host}:{port}  ({kind}; database: {describe_database(settings)})")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(settings, model=model), host=host, port=port, log_level="info")
 
 
 def reset() -> None:

@@ -10,10 +10,11 @@
 | ``TRACE_PASSPHRASE_LIMIT_OVERALL`` | ``30/minute`` | wrong passphrases from all addresses |
 | ``TRACE_RATE_LIMIT_STORAGE`` | ``memory://`` | where the counts live (a ``limits`` URI) |
 | ``TRACE_RECORDED_INVESTIGATIONS`` | the checkout's ``demo/`` file | runs Reset replays |
+| ``TRACE_MODEL_REQUEST_CAP`` | ``200`` | the model ledger's lifetime request cap, 1-1000 |
 
-The model's settings (which model, its key, the passphrase, the request cap, the audit
-log) are :class:`trace_app.investigation.model_settings.ModelSettings`. These two classes
-are the only readers of the environment in ``trace_app``.
+The model's settings (which model, its key, the passphrase, the audit log) are
+:class:`trace_app.investigation.model_settings.ModelSettings`. These two classes are the
+only readers of the environment in ``trace_app``.
 
 Nothing is created when settings are read; :meth:`TraceSettings.ensure_home` creates the
 home folder on demand (only when the default SQLite file or the ledger needs it).
@@ -29,6 +30,8 @@ from pathlib import Path
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 HOME_DIRNAME = ".trace-local"
 RECORDED_INVESTIGATIONS_ENV = "TRACE_RECORDED_INVESTIGATIONS"
+REQUEST_CAP_ENV = "TRACE_MODEL_REQUEST_CAP"
+DEFAULT_REQUEST_CAP = 200
 
 
 class SettingsError(ValueError):
@@ -58,6 +61,8 @@ class TraceSettings:
     # the recorded-runs file named by TRACE_RECORDED_INVESTIGATIONS; None: the default
     # place (trace_app.investigation.recorded.default_path)
     recorded_investigations: Path | None = None
+    # the model ledger's lifetime request cap (clamped to 1-1000 by modelgate)
+    request_cap: int = DEFAULT_REQUEST_CAP
 
     @classmethod
     def from_env(
@@ -89,6 +94,9 @@ class TraceSettings:
         }
         storage = env.get("TRACE_RATE_LIMIT_STORAGE", "").strip() or "memory://"
         recorded = env.get(RECORDED_INVESTIGATIONS_ENV, "").strip()
+        from modelgate.ledger import cap_from_env  # not at the top: keeps `trace --help` fast
+
+        cap = cap_from_env(REQUEST_CAP_ENV, DEFAULT_REQUEST_CAP, env)
         return cls(
             home=home,
             database_url=normalize_database_url(url),
@@ -98,6 +106,7 @@ class TraceSettings:
             guess_limit_overall=limits["TRACE_PASSPHRASE_LIMIT_OVERALL"],
             rate_limit_storage=storage,
             recorded_investigations=Path(recorded).expanduser() if recorded else None,
+            request_cap=cap,
         )
 
     @property

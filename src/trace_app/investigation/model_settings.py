@@ -11,8 +11,16 @@
 - ``NVIDIA_NIM_API_KEY``: the key for NVIDIA's hosted API (needed with NVIDIA's base URL).
 - ``TRACE_MODEL_API_KEY``: a key for another server (optional; sent only when set).
 - ``TRACE_LIVE_PASSPHRASE``: typed for each live check; unset means live checks are off.
-- ``TRACE_MODEL_REQUEST_CAP``: the ledger's lifetime request cap, default 200, clamped to
-  1-1000 (read by ``modelgate.ledger.cap_from_env``).
+  ``trace demo`` generates one instead and passes it to ``create_app`` in these settings.
+- ``TRACE_MODEL_AUDIT_LOG``: a file path; when set, every model exchange is appended to it
+  as JSONL through modelgate's recorder (request bodies with secrets removed).
+
+With none of ``NVIDIA_NIM_API_KEY``, ``TRACE_MODEL`` and ``TRACE_MODEL_BASE_URL`` set,
+``configured`` is False and ``trace demo`` / ``trace eval`` start the embedded model
+(:meth:`ModelSettings.for_local_server`). The ledger's request cap is a Trace setting
+(``TRACE_MODEL_REQUEST_CAP``, :class:`trace_app.settings.TraceSettings`). Together the two
+classes are the only readers of the environment in ``trace_app``; the key itself is read
+by modelgate (``ProviderConfig.read_api_key``) when a call is due, and never logged.
 
 The per-call settings are fixed by the spec and not configurable: temperature 0, 96 output
 tokens, one attempt on one provider, a 45-second wall clock per call, and reasoning off
@@ -21,10 +29,12 @@ tokens, one attempt on one provider, a 45-second wall clock per call, and reason
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from modelgate.providers import ProviderConfig
@@ -36,7 +46,8 @@ NVIDIA_BASE_URL = "https://integrate.api.nvidia.com/v1"
 NVIDIA_KEY_ENV = "NVIDIA_NIM_API_KEY"
 OTHER_KEY_ENV = "TRACE_MODEL_API_KEY"
 PASSPHRASE_ENV = "TRACE_LIVE_PASSPHRASE"  # noqa: S105 (a variable name)
-CAP_ENV = "TRACE_MODEL_REQUEST_CAP"
+AUDIT_LOG_ENV = "TRACE_MODEL_AUDIT_LOG"
+CONFIGURING_VARIABLES = (NVIDIA_KEY_ENV, "TRACE_MODEL", "TRACE_MODEL_BASE_URL")
 
 TEMPERATURE = 0.0
 MAX_OUTPUT_TOKENS = 96
@@ -64,6 +75,9 @@ class ModelSettings:
     structured_output: StructuredOutput
     passphrase: str | None = field(repr=False)
     timeout_s: float = CALL_TIMEOUT_S
+    audit_log: Path | None = None
+    # whether the environment names a model (False: only the defaults; see the module doc)
+    configured: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ModelSettings:
@@ -90,6 +104,7 @@ class ModelSettings:
         else:
             key_env = OTHER_KEY_ENV if env.get(OTHER_KEY_ENV, "").strip() else ""
         passphrase = env.get(PASSPHRASE_ENV, "") or None
+        audit = env.get(AUDIT_LOG_ENV, "").strip()
         return cls(
             adapter=adapter,
             model=model,
@@ -97,6 +112,21 @@ class ModelSettings:
             api_key_env=key_env,
             structured_output=structured,
             passphrase=passphrase,
+            audit_log=Path(audit) if audit else None,
+            configured=any(env.get(name, "").strip() for name in CONFIGURING_VARIABLES),
+        )
+
+    def for_local_server(self, model: str, base_url: str) -> ModelSettings:
+        """These settings pointed at a local OpenAI-compatible server (llama.cpp's): no key,
+        JSON object with schema; the passphrase and the audit log stay as they are."""
+        return dataclasses.replace(
+            self,
+            adapter="openai",
+            model=model,
+            base_url=base_url.rstrip("/"),
+            api_key_env="",
+            structured_output=StructuredOutput.JSON_OBJECT_SCHEMA,
+            configured=True,
         )
 
     @property

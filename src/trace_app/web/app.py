@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trace_app.demo_reset import seed_if_empty
+from trace_app.investigation.model_settings import ModelSettings
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
 from trace_app.web import api, investigation_routes, pages
@@ -36,9 +37,12 @@ def create_app(
     settings: TraceSettings | None = None,
     *,
     db: Database | None = None,
+    model: ModelSettings | None = None,
     model_health: Callable[[], str | None] | None = None,
 ) -> FastAPI:
-    """``model_health`` (e.g. the embedded server's ``unavailable_reason``) says why the
+    """``model`` says which model live checks ask and holds their passphrase (default:
+    :meth:`ModelSettings.from_env`; ``trace demo`` passes the one it generated).
+    ``model_health`` (e.g. the embedded server's ``unavailable_reason``) says why the
     model cannot take a call now, or ``None``; the investigation checks it before a call
     and the Investigate panel shows it."""
     settings = settings or TraceSettings.from_env()
@@ -82,7 +86,7 @@ def create_app(
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(investigation_routes.router)
-    investigation_routes.setup(app)
+    investigation_routes.setup(app, model)
     return app
 
 
