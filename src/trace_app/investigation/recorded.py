@@ -46,12 +46,11 @@ from trace_app.investigation.attribution_cues import find_cues
 from trace_app.investigation.content_fingerprint import content_fingerprint
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.menu import build_menu
-from trace_app.investigation.outcome import InvestigationResult
+from trace_app.investigation.outcome import Citation, InvestigationResult, UsageTotals
 from trace_app.investigation.requests import PROMPT_VERSION
 from trace_app.investigation.vocabulary import Mode, Status
 from trace_app.settings import RECORDED_INVESTIGATIONS_ENV as PATH_ENV
 from trace_app.store.models import Incident, InvestigationRun
-from trace_app.store.types import new_id
 
 log = logging.getLogger(__name__)
 
@@ -240,36 +239,33 @@ def recreate_replayed_runs(session: Session, path: Path | None = None) -> int:
 def _replayed_row(
     incident_id: str, report: ReportEvidence, run: RecordedRun, reports: tuple[Any, ...]
 ) -> InvestigationRun:
-    report_id = report.report_id
+    """The recorded run as a REPLAYED row, built by the one row builder
+    (:func:`evidence_store.run_from_result`); cited reports are found by source and text."""
     citations = []
     for c in run.citations:
         if c.role == "report":
-            cited_id = report_id
+            cited_id = report.report_id
         else:
             cited_id = next(
                 (r.report_id for r in reports if r.source == c.source and r.text == c.excerpt),
                 "",
             )
-        citations.append({**c.model_dump(), "report_id": cited_id})
-    return InvestigationRun(
-        id=new_id("inv"),
-        incident_id=incident_id,
-        report_id=report_id,
-        status=run.status.value,
-        mode=Mode.REPLAYED.value,
-        model=run.model,
-        prompt_version=run.prompt_version,
-        run_at=run.run_at,
-        fingerprint=run.fingerprint,
+        citations.append(Citation(report_id=cited_id, **c.model_dump()))
+    replayed = InvestigationResult(
+        report_id=report.report_id,
+        status=run.status,
+        reason=run.reason,
+        mode=Mode.REPLAYED,
         attribution=run.attribution,
         referenced_source=run.referenced_source,
         support=run.support,
-        prompt_tokens=run.usage.prompt_tokens,
-        completion_tokens=run.usage.completion_tokens,
-        estimated_tokens=run.usage.estimated_tokens,
-        usage_source=run.usage.source,
-        citations=citations,
-        reason=run.reason,
-        evidence=[cue.as_json() for cue in find_cues(report.text)],
+        model=run.model,
+        prompt_version=run.prompt_version,
+        run_at=run.run_at,
+        usage=UsageTotals(**run.usage.model_dump()),
+        citations=tuple(citations),
+        fingerprint=run.fingerprint,
+        evidence=find_cues(report.text),
         rules_version=None,  # the recorded file does not say; shown runs are re-decided
     )
+    return store.run_from_result(incident_id, replayed)

@@ -228,3 +228,40 @@ def test_the_shipped_recordings_were_made_with_todays_prompt_bytes(
         assert sent == [
             [{"content": m.content, "role": m.role} for m in request.messages] for request in built
         ]
+
+
+async def test_a_replayed_row_holds_what_was_recorded(
+    recorded_file: Path, harness: Harness
+) -> None:
+    """The REPLAYED row goes through the one row builder (evidence_store.run_from_result)."""
+    with harness.db.session() as session:
+        reset_demo(session, recorded_file)
+    by_fingerprint = {r.fingerprint: r for r in load_recorded(recorded_file)}
+    rows = saved_runs(harness.db)
+    assert len(rows) == 2
+    for row in rows:
+        run = by_fingerprint[row.fingerprint]
+        assert (row.mode, row.status, row.model, row.prompt_version) == (
+            "REPLAYED",
+            run.status.value,
+            run.model,
+            run.prompt_version,
+        )
+        assert (row.attribution, row.referenced_source, row.support, row.reason) == (
+            run.attribution,
+            run.referenced_source,
+            run.support,
+            run.reason,
+        )
+        assert row.run_at.replace(tzinfo=None) == run.run_at.replace(tzinfo=None)
+        assert (row.prompt_tokens, row.completion_tokens, row.estimated_tokens) == (
+            run.usage.prompt_tokens,
+            run.usage.completion_tokens,
+            run.usage.estimated_tokens,
+        )
+        assert [(c["role"], c["source"], c["excerpt"]) for c in row.citations] == [
+            (c.role, c.source, c.excerpt) for c in run.citations
+        ]
+        assert all(c["report_id"] for c in row.citations)  # every cited report was found
+        assert row.citations[0]["report_id"] == row.report_id
+        assert row.evidence and row.rules_version is None
