@@ -1,5 +1,9 @@
 """The request ledger and its cap (Trace's "Ledger and cap" is the contract).
 
+This module holds the contract (``Ledger``, ``Reservation``, ``LedgerSnapshot``, the
+counters and the cap) and the JSON file backend, ``JsonFileLedger``. The SQL backend is
+``modelgate.ledger_sql.SqlLedger``; it imports this module, never the other way round.
+
 What is counted: ``requests`` (one per upstream request, written *before* it is sent),
 ``estimated_tokens`` (the pre-call estimate of every request), and ``prompt_tokens`` /
 ``completion_tokens`` (provider-reported only, added when a request is settled).
@@ -44,16 +48,13 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 
 from modelgate.atomicfile import write_bytes_atomic
 from modelgate.errors import BudgetExhausted, LedgerBusy, LedgerUnavailable
 from modelgate.types import Usage
-
-if TYPE_CHECKING:
-    from modelgate.ledger_sql import SqlLedger as SqlLedger
 
 log = logging.getLogger(__name__)
 
@@ -366,11 +367,3 @@ class JsonFileLedger:
 
 def new_holder_token() -> str:
     return uuid.uuid4().hex
-
-
-def __getattr__(name: str) -> Any:
-    if name == "SqlLedger":
-        from modelgate.ledger_sql import SqlLedger
-
-        return SqlLedger
-    raise AttributeError(name)
