@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from modelgate.answers import parse_answer
 from modelgate.errors import (
     AllProvidersFailed,
     AttemptTimeout,
@@ -42,7 +43,6 @@ from modelgate.fingerprint import request_fingerprint, request_material
 from modelgate.ledger import Ledger, Reservation
 from modelgate.providers.base import Provider
 from modelgate.recording import Exchange, Recorder, utc_iso
-from modelgate.typed import parse_answer
 from modelgate.types import Answer, ModelRequest, OutputT, ProviderResponse, Usage, estimate_usage
 
 log = logging.getLogger(__name__)
