@@ -70,10 +70,10 @@ class RssSampler(threading.Thread):
         self.join()
 
 
-class TimedProvider:
+class TimedProvider(Provider):
     """Wraps the real provider: times each ``complete`` and keeps the body it sent."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Provider) -> None:
         self.inner = inner
         self.name = inner.name
         self.model = inner.model
@@ -88,10 +88,11 @@ class TimedProvider:
         self.bodies.append(response.request_body)
         return response
 
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        return self.inner.request_body(request)
+
     async def aclose(self) -> None:
-        closer = getattr(self.inner, "aclose", None)
-        if closer is not None:
-            await closer()
+        await self.inner.aclose()
 
 
 def warm_up(server: LocalModelServer) -> None:

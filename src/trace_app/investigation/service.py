@@ -467,7 +467,7 @@ def ledger_factory_for(settings: TraceSettings, db: Database | None = None) -> L
         engine = db.engine if db is not None else make_engine(settings.database_url)
 
         def sql_ledger() -> Ledger:
-            from modelgate.ledger import SqlLedger
+            from modelgate.ledger_sql import SqlLedger
 
             ledger: Ledger = SqlLedger(engine, name=SQL_LEDGER_NAME, cap=settings.request_cap)
             return ledger
