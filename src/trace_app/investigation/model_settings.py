@@ -1,6 +1,7 @@
 """Which model Trace asks, how, and under what guard: read from the environment.
 
-- ``TRACE_MODEL_PROVIDER``: ``openai`` (default; httpx, any OpenAI-compatible server) or
+- ``TRACE_MODEL_PROVIDER``: one of modelgate's adapters (``modelgate.providers.registry``,
+  the one table of them): ``openai`` (default; httpx, any OpenAI-compatible server) or
   ``litellm`` (the optional extra; model ``nvidia_nim/...``).
 - ``TRACE_MODEL``: the model id sent upstream; default
   ``nvidia/nemotron-3.5-lightning-30b-a3b`` (``nvidia_nim/`` prefixed for litellm).
@@ -35,9 +36,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, cast
 
-from modelgate.providers import ProviderConfig
+from modelgate.providers import AdapterName, ProviderConfig, adapter_names
 from modelgate.types import StructuredOutput
 
 NEMOTRON_MODEL = "nvidia/nemotron-3.5-lightning-30b-a3b"
@@ -54,7 +55,7 @@ MAX_OUTPUT_TOKENS = 96
 CALL_TIMEOUT_S = 45.0
 REASONING_OFF: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}
 
-Adapter = Literal["openai", "litellm"]
+Adapter = AdapterName
 
 
 class ModelSettingsError(ValueError):
@@ -83,11 +84,12 @@ class ModelSettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> ModelSettings:
         env = os.environ if env is None else env
         adapter_value = env.get("TRACE_MODEL_PROVIDER", "openai").strip().lower() or "openai"
-        if adapter_value not in ("openai", "litellm"):
+        if adapter_value not in adapter_names():
+            choices = " or ".join(repr(name) for name in adapter_names())
             raise ModelSettingsError(
-                f"TRACE_MODEL_PROVIDER must be 'openai' or 'litellm', not {adapter_value!r}"
+                f"TRACE_MODEL_PROVIDER must be {choices}, not {adapter_value!r}"
             )
-        adapter: Adapter = "litellm" if adapter_value == "litellm" else "openai"
+        adapter = cast(Adapter, adapter_value)
         base_url = env.get("TRACE_MODEL_BASE_URL", "").strip().rstrip("/") or NVIDIA_BASE_URL
         default_model = LITELLM_PREFIX + NEMOTRON_MODEL if adapter == "litellm" else NEMOTRON_MODEL
         model = env.get("TRACE_MODEL", "").strip() or default_model

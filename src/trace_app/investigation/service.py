@@ -337,10 +337,8 @@ class InvestigationService:
         self._providers.clear()
         self._stale.clear()
         for provider in providers:
-            closer = getattr(provider, "aclose", None)
-            if closer is not None:
-                with contextlib.suppress(Exception):
-                    await closer()
+            with contextlib.suppress(Exception):
+                await provider.aclose()
 
     async def _calls(
         self,
