@@ -9,6 +9,12 @@
 | ``TRACE_PASSPHRASE_LIMIT`` | ``5/minute`` | wrong live-check passphrases per client address |
 | ``TRACE_PASSPHRASE_LIMIT_OVERALL`` | ``30/minute`` | wrong passphrases from all addresses |
 | ``TRACE_RATE_LIMIT_STORAGE`` | ``memory://`` | where the counts live (a ``limits`` URI) |
+| ``TRACE_RECORDED_INVESTIGATIONS`` | the checkout's ``demo/`` file | runs Reset replays |
+| ``TRACE_MODEL_REQUEST_CAP`` | ``200`` | the model ledger's lifetime request cap, 1-1000 |
+
+The model's settings (which model, its key, the passphrase, the audit log) are
+:class:`trace_app.investigation.model_settings.ModelSettings`. These two classes are the
+only readers of the environment in ``trace_app``.
 
 Nothing is created when settings are read; :meth:`TraceSettings.ensure_home` creates the
 home folder on demand (only when the default SQLite file or the ledger needs it).
@@ -23,6 +29,9 @@ from pathlib import Path
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 HOME_DIRNAME = ".trace-local"
+RECORDED_INVESTIGATIONS_ENV = "TRACE_RECORDED_INVESTIGATIONS"
+REQUEST_CAP_ENV = "TRACE_MODEL_REQUEST_CAP"
+DEFAULT_REQUEST_CAP = 200
 
 
 class SettingsError(ValueError):
@@ -49,6 +58,11 @@ class TraceSettings:
     guess_limit: str = "5/minute"
     guess_limit_overall: str = "30/minute"
     rate_limit_storage: str = "memory://"
+    # the recorded-runs file named by TRACE_RECORDED_INVESTIGATIONS; None: the default
+    # place (trace_app.investigation.recorded.default_path)
+    recorded_investigations: Path | None = None
+    # the model ledger's lifetime request cap (clamped to 1-1000 by modelgate)
+    request_cap: int = DEFAULT_REQUEST_CAP
 
     @classmethod
     def from_env(
@@ -79,6 +93,10 @@ class TraceSettings:
             )
         }
         storage = env.get("TRACE_RATE_LIMIT_STORAGE", "").strip() or "memory://"
+        recorded = env.get(RECORDED_INVESTIGATIONS_ENV, "").strip()
+        from modelgate.ledger import cap_from_env  # not at the top: keeps `trace --help` fast
+
+        cap = cap_from_env(REQUEST_CAP_ENV, DEFAULT_REQUEST_CAP, env)
         return cls(
             home=home,
             database_url=normalize_database_url(url),
@@ -87,6 +105,8 @@ class TraceSettings:
             guess_limit=limits["TRACE_PASSPHRASE_LIMIT"],
             guess_limit_overall=limits["TRACE_PASSPHRASE_LIMIT_OVERALL"],
             rate_limit_storage=storage,
+            recorded_investigations=Path(recorded).expanduser() if recorded else None,
+            request_cap=cap,
         )
 
     @property
