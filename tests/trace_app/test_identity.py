@@ -153,7 +153,7 @@ def test_explicit_person_id_unknown_or_foreign_is_refused(database: Database) ->
 def test_alternate_names_are_stored_matched_and_searchable(database: Database) -> None:
     incident_id = make_incident(database)
     first = publish(
-        database, incident_id, "Sunita Rai", 25, alternate_names=["सुनिता राई", " ", "sunita rai"]
+        database, incident_id, "Sunita Rai", 25, alternate_names=["सुनिता राई", "sunita rai"]
     )
     with database.sessions() as s:
         person = s.get(Person, first)
@@ -240,12 +240,14 @@ def test_same_is_transitive(database: Database) -> None:
     a = publish(database, incident_id, "Asha Lama", 30)
     b = publish(database, incident_id, "Asha Lamaa", 30)
     c = publish(database, incident_id, "Aasha Lama", 30)
+    assert set(codes(database, a)) == {b, c}
     with database.session() as s:
         decide_link_and_commit(s, a, b, LinkDecision.SAME, "Same phone number.")
     with database.session() as s:
         decide_link_and_commit(s, c, b, LinkDecision.SAME, "Same village and parents.")
     with database.sessions() as s:
         assert set(same_person_ids(s, a)) == {b, c}
+    assert codes(database, a) == {}  # c is the same person through b: not offered
 
 
 @pytest.mark.parametrize(
