@@ -275,3 +275,19 @@ def test_bad_decisions_are_refused_and_save_nothing(
         decide_link_and_commit(s, a, ids[other], decision, note)
     with database.sessions() as s:
         assert s.scalar(select(func.count()).select_from(PersonLink)) == 0
+
+
+def test_reset_deletes_alternate_names_and_decisions(database: Database) -> None:
+    from trace_app.demo.seed import reset_demo
+    from trace_app.store.models import PersonAlternateName
+
+    incident_id = make_incident(database)
+    a = publish(database, incident_id, "Maya Gurung", 30, alternate_names=["Maya G."])
+    b = publish(database, incident_id, "Maya Gurang", 30)
+    with database.session() as s:
+        decide_link_and_commit(s, a, b, LinkDecision.SAME, "Same card.")
+    with database.session() as s:
+        reset_demo(s)
+    with database.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(PersonLink)) == 0
+        assert s.scalar(select(func.count()).select_from(PersonAlternateName)) == 0
