@@ -21,6 +21,7 @@ TABLES = {
     "investigation_runs",
     "person_alternate_names",
     "person_links",
+    "review_decisions",
 }
 
 
