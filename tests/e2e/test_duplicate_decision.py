@@ -34,6 +34,10 @@ def test_duplicate_decided_different_then_reversed(
     assert "confusable_characters" in duplicate.inner_text()
     assert "CYRILLIC" in duplicate.inner_text().upper()
     screenshot(page, "duplicate-offered")
+    page.set_viewport_size({"width": 390, "height": 844})  # the forms fit a phone too
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
+    screenshot(page, "phone-person-duplicate")
+    page.set_viewport_size({"width": 1280, "height": 900})
     duplicate.locator("form.decide").filter(has_text="Different people").get_by_label(
         "Note (why, and who decided)"
     ).fill("Camp volunteer: another woman, different village")

@@ -63,12 +63,14 @@ def _pages(server: Any) -> dict[str, str]:
     reports = server.api("GET", f"/api/incidents/{incident_id}/reports?limit=500")["items"]
     with_card = next(r["id"] for r in reports if r["original_text"].startswith("Duty officer"))
     longest = max(reports, key=lambda r: len(r["original_text"]))["id"]
+    maya = next(r["person_id"] for r in reports if r["person"]["name"] == "Maya Gurung")
     return {
         "home": "/",
         "people": f"/incidents/{incident_id}/people",
         "reports": f"/incidents/{incident_id}/reports",
         "report": f"/reports/{with_card}",
         "report-longest": f"/reports/{longest}",
+        "person": f"/people/{maya}",
         "organizations": f"/organizations?incident_id={incident_id}",
         "reviews": f"/incidents/{incident_id}/reviews",
         "not-found": "/reports/rep_does_not_exist",
@@ -91,6 +93,7 @@ def phone(browser: Any) -> Any:
         "reports",
         "report",
         "report-longest",
+        "person",
         "organizations",
         "reviews",
         "not-found",

@@ -1,10 +1,11 @@
 """Seeding the demo.
 
-:func:`reset_demo` deletes every incident, organisation, report, person, claim, alert,
-investigation run and review decision, and seeds the demo again through
-:func:`publish_report` (the same path as the form). It never touches files (the model
-ledger included) and the caller commits. The app's Reset demo, which also re-creates the
-investigation's REPLAYED runs in the same transaction, is :func:`trace_app.demo_reset.reset`.
+:func:`reset_demo` deletes every incident, organisation, report, person (with its
+alternate names and link decisions), claim, alert, investigation run and review
+decision, and seeds the demo again through :func:`publish_report` (the same path as the
+form). It never touches files (the model ledger included) and the caller commits. The
+app's Reset demo, which also re-creates the investigation's REPLAYED runs in the same
+transaction, is :func:`trace_app.demo_reset.reset`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from trace_app.store.models import (
     InvestigationRun,
     Organization,
     Person,
+    PersonAlternateName,
+    PersonLink,
     Report,
     ReviewDecision,
 )
@@ -49,6 +52,8 @@ _TABLES_IN_DELETE_ORDER: tuple[type[Any], ...] = (
     Alert,
     Claim,
     Report,
+    PersonLink,
+    PersonAlternateName,
     Person,
     Organization,
     Incident,

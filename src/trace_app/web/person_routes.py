@@ -12,9 +12,7 @@ The investigation is an optional part: its saved result is read through its own
 
 from __future__ import annotations
 
-import importlib
 from datetime import datetime
-from types import ModuleType
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
@@ -30,6 +28,7 @@ from trace_app.domain.links import LinkView, decide_link_and_commit, link_histor
 from trace_app.domain.person_view import ClaimDetail, CurrentStatus, PersonDetail, person_detail
 from trace_app.domain.queries import get_incident
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, IdText
+from trace_app.investigation import evidence_store
 from trace_app.store.models import ClaimStatus, LinkDecision
 from trace_app.web.api import AlertOut
 from trace_app.web.deps import database, get_session, render
@@ -40,15 +39,6 @@ page_router = APIRouter(include_in_schema=False)
 
 PersonId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 RECORDED_BY = "a person"  # Trace has no accounts; the note says who, when its writer does
-
-
-def _evidence_store() -> ModuleType | None:
-    try:
-        return importlib.import_module("trace_app.investigation.evidence_store")
-    except ModuleNotFoundError as exc:
-        if exc.name and not exc.name.startswith("trace_app.investigation"):
-            raise
-        return None
 
 
 class InvestigationOut(BaseModel):
@@ -64,15 +54,12 @@ class InvestigationOut(BaseModel):
 
 def saved_results(session: Session, report_ids: list[str]) -> dict[str, InvestigationOut]:
     """The saved investigation result of each report that has one (reads only)."""
-    store = _evidence_store()
-    if store is None:
-        return {}
     found: dict[str, InvestigationOut] = {}
     for report_id in dict.fromkeys(report_ids):
-        run = store.latest_run_for_report(session, report_id)
+        run = evidence_store.latest_run_for_report(session, report_id)
         if run is None:
             continue
-        result = store.result_from_run(run)
+        result = evidence_store.result_from_run(run)
         found[report_id] = InvestigationOut(
             status=result.status.value,
             status_meaning=result.status_meaning,
