@@ -67,6 +67,10 @@ def _json_value(value: Any) -> bool:
     plain type (no subclass, such as a ``StrEnum`` member), and every float one whose
     orjson text is its ``repr``."""
     kind = type(value)
+    if kind is dict:
+        return _json_object(value)
+    if kind is list or kind is tuple:
+        return _json_array(value)
     if kind in _SCALARS:
         return True
     if isinstance(value, float):
@@ -75,33 +79,44 @@ def _json_value(value: Any) -> bool:
         # the standard encoder writes float.__repr__; orjson writes some floats in
         # another notation (1e-7 for 1e-07): those go to the standard encoder
         return kind is float and orjson.dumps(value) == float.__repr__(value).encode()
-    if isinstance(value, str | int):  # a subclass: the standard encoder writes it
+    # subclasses (a StrEnum member, an OrderedDict): checked, left to the standard encoder
+    if isinstance(value, str | int):
         return False
     if isinstance(value, dict):
-        plain = kind is dict
-        for key, item in value.items():
-            if type(key) is not str:
-                if not isinstance(key, str):
-                    raise CanonicalJSONError(f"object key {key!r} is not a string")
-                plain = False
-            if type(item) not in _SCALARS:  # a plain scalar needs no call
-                try:
-                    plain = _json_value(item) and plain
-                except CanonicalJSONError as error:
-                    error.path = f".{key}{error.path}"
-                    raise
-        return plain
+        _json_object(value)
+        return False
     if isinstance(value, list | tuple):
-        plain = kind is list or kind is tuple
-        for index, item in enumerate(value):
-            if type(item) not in _SCALARS:
-                try:
-                    plain = _json_value(item) and plain
-                except CanonicalJSONError as error:
-                    error.path = f"[{index}]{error.path}"
-                    raise
-        return plain
+        _json_array(value)
+        return False
     raise CanonicalJSONError(f"{kind.__name__} is not a JSON value")
+
+
+def _json_object(value: dict[Any, Any]) -> bool:
+    plain = True
+    for key, item in value.items():
+        if type(key) is not str:
+            if not isinstance(key, str):
+                raise CanonicalJSONError(f"object key {key!r} is not a string")
+            plain = False
+        if type(item) not in _SCALARS:  # a plain scalar needs no call
+            try:
+                plain = _json_value(item) and plain
+            except CanonicalJSONError as error:
+                error.path = f".{key}{error.path}"
+                raise
+    return plain
+
+
+def _json_array(value: list[Any] | tuple[Any, ...]) -> bool:
+    plain = True
+    for index, item in enumerate(value):
+        if type(item) not in _SCALARS:
+            try:
+                plain = _json_value(item) and plain
+            except CanonicalJSONError as error:
+                error.path = f"[{index}]{error.path}"
+                raise
+    return plain
 
 
 _ENCODER = json.JSONEncoder(
