@@ -107,9 +107,12 @@ class CallFailed(ModelGateError):
 
 
 class NoAnswer(CallFailed):
-    """Transient: nothing usable came back. A retry policy may repeat it."""
+    """Transient: nothing usable came back. A retry policy may repeat it.
+
+    ``retry_after_s`` is the provider's Retry-After in seconds, when it gave one."""
 
     code = "no_answer"
+    retry_after_s: float | None = None
 
 
 class AttemptTimeout(NoAnswer):
@@ -192,15 +195,12 @@ class AllProvidersFailed(NoAnswer):
     def __init__(self, message: str, *, errors: Sequence[CallFailed]) -> None:
         super().__init__(message)
         self.errors = tuple(errors)
-
-    @property
-    def retry_after_s(self) -> float | None:
         hints = [
             e.retry_after_s
             for e in self.errors
-            if isinstance(e, ProviderStatusError) and e.retry_after_s is not None
+            if isinstance(e, NoAnswer) and e.retry_after_s is not None
         ]
-        return max(hints) if hints else None
+        self.retry_after_s = max(hints) if hints else None  # the largest Retry-After
 
 
 def is_transient(error: BaseException) -> bool:

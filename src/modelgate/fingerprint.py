@@ -11,10 +11,11 @@ spirit (sorted keys, no whitespace) but keeps Python's float formatting (``0.0``
 purpose. A lone surrogate in a string has no UTF-8 form: ``UnicodeEncodeError``.
 
 How the bytes are made: ``_json_value`` walks the value once (a plain recursive type
-check). A value with no float and only exact ``dict``/``list``/``tuple``/``str``/
-``int``/``bool``/``None`` is written by orjson, which writes those types exactly as the
-definition above does; orjson itself refuses what it cannot write that way (integers
-beyond 64 bits, lone surrogates). Everything else, floats included, goes through the
+check). When every part of it is one orjson writes exactly as the definition above does
+(an exact ``dict`` with string keys, ``list``, ``tuple``, ``str``, ``int``, ``bool``,
+``None``, or a float whose orjson text is its ``repr``), orjson writes it; orjson itself
+refuses what it cannot write that way (integers beyond 64 bits, lone surrogates).
+Everything else (subclasses, floats orjson writes in another notation) goes through the
 standard encoder. Trace and Viano use this function; they keep no copy of their own.
 
 ``fingerprint(obj, kind)`` returns ``"<kind>-v1:sha256:<64 hex>"``; the hash covers the
@@ -56,40 +57,66 @@ class CanonicalJSONError(ValueError):
         return f"${self.path}: {self.reason}"
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def _json_value(value: Any) -> bool:
     """Check that ``value`` is JSON as ``canonical_json`` defines it, else raise
     ``CanonicalJSONError`` naming the first offending place (e.g. ``$.items[2]``).
-    True when orjson may write it: no float, and every value of an exact plain type
-    (no subclass, such as a ``StrEnum`` member)."""
+    True when orjson writes it as the standard encoder would: every value of an exact
+    plain type (no subclass, such as a ``StrEnum`` member), and every float one whose
+    orjson text is its ``repr``."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind is dict:
+        return _json_object(value)
+    if kind is list or kind is tuple:
+        return _json_array(value)
+    if kind in _SCALARS:
         return True
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             raise CanonicalJSONError("NaN and infinity have no canonical JSON form")
+        # the standard encoder writes float.__repr__; orjson writes some floats in
+        # another notation (1e-7 for 1e-07): those go to the standard encoder
+        return kind is float and orjson.dumps(value) == float.__repr__(value).encode()
+    # subclasses (a StrEnum member, an OrderedDict): checked, left to the standard encoder
+    if isinstance(value, str | int):
         return False
-    if isinstance(value, str | int):  # a subclass: the standard encoder writes it
-        return False
-    plain = kind is dict or kind is list or kind is tuple
     if isinstance(value, dict):
-        for key, item in value.items():
+        _json_object(value)
+        return False
+    if isinstance(value, list | tuple):
+        _json_array(value)
+        return False
+    raise CanonicalJSONError(f"{kind.__name__} is not a JSON value")
+
+
+def _json_object(value: dict[Any, Any]) -> bool:
+    plain = True
+    for key, item in value.items():
+        if type(key) is not str:
             if not isinstance(key, str):
                 raise CanonicalJSONError(f"object key {key!r} is not a string")
+            plain = False
+        if type(item) not in _SCALARS:  # a plain scalar needs no call
             try:
-                plain = _json_value(item) and type(key) is str and plain
+                plain = _json_value(item) and plain
             except CanonicalJSONError as error:
                 error.path = f".{key}{error.path}"
                 raise
-        return plain
-    if isinstance(value, list | tuple):
-        for index, item in enumerate(value):
+    return plain
+
+
+def _json_array(value: list[Any] | tuple[Any, ...]) -> bool:
+    plain = True
+    for index, item in enumerate(value):
+        if type(item) not in _SCALARS:
             try:
                 plain = _json_value(item) and plain
             except CanonicalJSONError as error:
                 error.path = f"[{index}]{error.path}"
                 raise
-        return plain
-    raise CanonicalJSONError(f"{kind.__name__} is not a JSON value")
+    return plain
 
 
 _ENCODER = json.JSONEncoder(

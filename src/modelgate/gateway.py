@@ -36,6 +36,7 @@ from modelgate.errors import (
     BadAnswer,
     CallFailed,
     ModelGateError,
+    NoAnswer,
     NotSent,
     is_transient,
 )
@@ -77,10 +78,8 @@ class RetryPolicy:
         if not is_transient(error) or attempt_number >= self.max_attempts:
             return None
         delay: float = min(self.backoff_s * 2.0 ** max(0, attempt_number - 1), self.max_backoff_s)
-        if self.honour_retry_after:
-            hint = getattr(error, "retry_after_s", None)
-            if isinstance(hint, int | float):
-                delay = max(delay, min(float(hint), self.max_retry_after_s))
+        if self.honour_retry_after and isinstance(error, NoAnswer) and error.retry_after_s:
+            delay = max(delay, min(error.retry_after_s, self.max_retry_after_s))
         return delay
 
     def due_at(

@@ -82,8 +82,10 @@ def test_round_trip_and_verify(obj: dict[str, Any]) -> None:
 def test_canonical_form_is_exact() -> None:
     assert canonical_json({"b": [1, 2.5, "é"], "a": None}) == '{"a":null,"b":[1,2.5,"é"]}'.encode()
     assert canonical_json({"x": 1}) != canonical_json({"x": 1.0})
-    # Python's float text, where orjson would write 1e-7 and 1e16
+    # Python's float text, also where orjson would write 1e-7 and 1e16
     assert canonical_json({"x": 1e-7, "y": [1e16]}) == b'{"x":1e-07,"y":[1e+16]}'
+    floats = [0.0, -0.0, 0.1, 2.5, 1e15, 1e16, 1e22, 1e-4, 1e-5, 5e-324, 1.7976931348623157e308]
+    assert canonical_json(floats) == _reference(floats)
     assert canonical_json({"b": "\u2028", "a": ("é", 2**70)}) == (
         '{"a":["é",1180591620717411303424],"b":"\u2028"}'.encode()
     )
