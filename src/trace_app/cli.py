@@ -153,5 +153,15 @@ def _register_local_model_commands() -> None:
 _register_local_model_commands()
 
 
+def _register_interchange_commands() -> None:
+    """`trace pfif export|import` and `trace import csv` (trace_app.interchange_cli)."""
+    from trace_app import interchange_cli
+
+    interchange_cli.register(app)
+
+
+_register_interchange_commands()
+
+
 if __name__ == "__main__":
     app()

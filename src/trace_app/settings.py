@@ -9,6 +9,8 @@
 | ``TRACE_PASSPHRASE_LIMIT`` | ``5/minute`` | wrong live-check passphrases per client address |
 | ``TRACE_PASSPHRASE_LIMIT_OVERALL`` | ``30/minute`` | wrong passphrases from all addresses |
 | ``TRACE_RATE_LIMIT_STORAGE`` | ``memory://`` | where the counts live (a ``limits`` URI) |
+| ``TRACE_PFIF_DOMAIN`` | ``trace.invalid`` | domain of exported PFIF record ids |
+| ``TRACE_PFIF_MAX_BYTES`` | ``67108864`` | largest PFIF or CSV file read (64 MiB) |
 
 Nothing is created when settings are read; :meth:`TraceSettings.ensure_home` creates the
 home folder on demand (only when the default SQLite file or the ledger needs it).
@@ -17,11 +19,16 @@ home folder on demand (only when the default SQLite file or the ledger needs it)
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_PFIF_DOMAIN = "trace.invalid"
+DEFAULT_PFIF_MAX_BYTES = 64 * 1024 * 1024
+# A PFIF domain: a host name (letters, digits, dots, hyphens), as record ids begin with one.
+_DOMAIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 HOME_DIRNAME = ".trace-local"
 
 
@@ -49,6 +56,10 @@ class TraceSettings:
     guess_limit: str = "5/minute"
     guess_limit_overall: str = "30/minute"
     rate_limit_storage: str = "memory://"
+    # PFIF interchange (docs/interchange.md): the domain of exported record ids, and the
+    # largest document read
+    pfif_domain: str = DEFAULT_PFIF_DOMAIN
+    pfif_max_bytes: int = DEFAULT_PFIF_MAX_BYTES
 
     @classmethod
     def from_env(
@@ -79,6 +90,20 @@ class TraceSettings:
             )
         }
         storage = env.get("TRACE_RATE_LIMIT_STORAGE", "").strip() or "memory://"
+        domain = env.get("TRACE_PFIF_DOMAIN", "").strip() or DEFAULT_PFIF_DOMAIN
+        if not _DOMAIN.fullmatch(domain):
+            raise SettingsError(
+                f"TRACE_PFIF_DOMAIN must be a host name such as trace.example.org: {domain!r}"
+            )
+        raw_pfif = env.get("TRACE_PFIF_MAX_BYTES", "").strip()
+        try:
+            pfif_max = int(raw_pfif) if raw_pfif else DEFAULT_PFIF_MAX_BYTES
+        except ValueError as exc:
+            raise SettingsError(
+                f"TRACE_PFIF_MAX_BYTES must be a whole number: {raw_pfif!r}"
+            ) from exc
+        if pfif_max < 1024:
+            raise SettingsError("TRACE_PFIF_MAX_BYTES must be at least 1024")
         return cls(
             home=home,
             database_url=normalize_database_url(url),
@@ -87,6 +112,8 @@ class TraceSettings:
             guess_limit=limits["TRACE_PASSPHRASE_LIMIT"],
             guess_limit_overall=limits["TRACE_PASSPHRASE_LIMIT_OVERALL"],
             rate_limit_storage=storage,
+            pfif_domain=domain,
+            pfif_max_bytes=pfif_max,
         )
 
     @property

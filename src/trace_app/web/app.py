@@ -24,7 +24,7 @@ from trace_app.demo.seed import ensure_seeded
 from trace_app.plugins import load_optional_parts
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
-from trace_app.web import api, pages
+from trace_app.web import api, interchange_routes, pages
 from trace_app.web.deps import ReportContextProvider, make_templates
 from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.security import SecurityMiddleware
@@ -80,10 +80,15 @@ def create_app(
 
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
-    app.add_middleware(SecurityMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        SecurityMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        xml_body_bytes=settings.pfif_max_bytes,
+    )
     static_dir = resources.files("trace_app.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
     app.include_router(api.router)
+    app.include_router(interchange_routes.router)
     app.include_router(pages.router)
     _include_investigation_routes(app)
     return app
