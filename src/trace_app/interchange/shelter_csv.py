@@ -15,7 +15,7 @@ column (any case)          meaning
 ``last_known_location``    where the person is (the shelter)
 ``text``                   the row's words; default "Listed by <source> ..."
 ``source_date``            when the list said so (``2026-07-15T07:30:00Z``); default now
-``note_record_id``         optional; default ``<domain>/csv.<hash of the row>``
+``note_record_id``         optional; default ``<domain>/csv.<hash of the row's values>``
 ========================  =============================================================
 
 Other columns are ignored and named in :attr:`ShelterRows.ignored_columns`. The file
@@ -99,9 +99,12 @@ def _row_record(row: dict[str, str], line: int, source: str, domain: str, now: s
         + (f" at {location}" if location else "")
         + f" (line {line})."
     )
+    # the same row of the same list gives the same id, whatever its line or the time now
+    row_key = _digest(
+        source, person_id, status, location, values.get("text", ""), values.get("source_date", "")
+    )
     note: dict[str, str] = {
-        "note_record_id": values.get("note_record_id")
-        or f"{domain}/csv.{_digest(source, person_id, status, location, text, when)}",
+        "note_record_id": values.get("note_record_id") or f"{domain}/csv.{row_key}",
         "person_record_id": person_id,
         "author_name": source,
         "source_date": when,
