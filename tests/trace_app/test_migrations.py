@@ -19,6 +19,8 @@ TABLES = {
     "claims",
     "alerts",
     "investigation_runs",
+    "person_alternate_names",
+    "person_links",
 }
 
 

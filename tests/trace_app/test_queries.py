@@ -23,7 +23,8 @@ def add_reports(database: Database, incident_id: str, n: int, people: int) -> No
                     summary=f"Report {i}",
                     original_text=f"Text of report {i}.",
                     reported_at=start + timedelta(minutes=i),
-                    person=PersonInput(name=f"Person {i % people:04d}", age=i % 90),
+                    # one age per person: reports that disagree on it are about two people
+                    person=PersonInput(name=f"Person {i % people:04d}", age=(i % people) % 90),
                     status=statuses[i % len(statuses)],
                     location=f"Place {i % 11}",
                 ),

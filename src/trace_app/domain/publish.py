@@ -1,7 +1,8 @@
 """Publishing a report: the one function the Organizations form and ``POST /api/reports`` call.
 
 A report comes from one source (an organisation, found by name or created), is about one
-person (matched by name within the incident, case-insensitive and trimmed, or created),
+person (chosen explicitly, or matched on a confident match by the one rule of
+:func:`trace_app.domain.identity.match_or_create_person`, or created),
 and creates one claim on that person, which opens or closes alerts by the one rule in
 :mod:`trace_app.domain.alerts`.
 Every check runs before anything is added to the caller's session; the records are then
@@ -28,7 +29,7 @@ from trace_app.domain.errors import (
     InvalidReportError,
     NotFoundError,
 )
-from trace_app.domain.search import search_key
+from trace_app.domain.identity import MAX_ALTERNATE_NAMES, match_or_create_person
 from trace_app.domain.text import (
     MAX_REFERENCES,
     IdText,
@@ -47,7 +48,6 @@ from trace_app.store.models import (
     ClaimStatus,
     Incident,
     Organization,
-    Person,
     Report,
 )
 from trace_app.store.types import as_utc, new_id, utc_now
@@ -78,6 +78,19 @@ class PersonInput(BaseModel):
         default="", description="The person's name; stored in NFC with whitespace collapsed."
     )
     age: int | None = Field(default=None, ge=0, le=MAX_AGE)
+    alternate_names: list[PersonNameText] = Field(
+        default_factory=list,
+        max_length=MAX_ALTERNATE_NAMES,
+        description="Other names the person is known by; blank ones and repeats are dropped.",
+    )
+    person_id: IdText | None = Field(
+        default=None,
+        description=(
+            "The existing person of this incident the report is about. Without it, the "
+            "report attaches to the one person with the same name and a compatible age "
+            "(at most 2 years apart), or creates a new person."
+        ),
+    )
 
 
 class PublishReportInput(BaseModel):
@@ -154,33 +167,13 @@ def find_or_create_organization(session: Session, name: str, kind: str = "other"
     return org
 
 
-def _find_or_create_person(session: Session, incident_id: str, data: PersonInput) -> Person:
-    display = clean_name(data.name)
-    key = name_key(display)
-    person = session.scalars(
-        select(Person).where(Person.incident_id == incident_id, Person.name_key == key)
-    ).first()
-    if person is None:
-        person = Person(
-            id=new_id("per"),
-            incident_id=incident_id,
-            name=display,
-            name_key=key,
-            search_key=search_key(display),
-            age=data.age,
-        )
-        session.add(person)
-    elif person.age is None and data.age is not None:
-        person.age = data.age
-    return person
-
-
 def publish_report(session: Session, data: PublishReportInput) -> Report:
     """Store a report, its claim and (for "missing") an open alert; return the report.
 
     Raises :class:`EmptyReportError` (exact message "Enter a summary and the original
     report text.") for an empty or blank summary or text, :class:`InvalidReportError`
-    for another unusable field, :class:`NotFoundError` for an unknown incident; these are
+    for another unusable field (a chosen person of another incident among them),
+    :class:`NotFoundError` for an unknown incident or chosen person; these are
     raised before anything is added to the session. A database error during the flush
     leaves the session for the caller to roll back. Text longer than 3,000 characters is
     accepted; the investigation refuses it later. The caller commits.
@@ -192,8 +185,15 @@ def publish_report(session: Session, data: PublishReportInput) -> Report:
     if incident is None:
         raise NotFoundError(f"No incident with id {data.incident_id!r}.")
 
+    person = match_or_create_person(
+        session,
+        incident.id,
+        data.person.name,
+        data.person.age,
+        alternate_names=data.person.alternate_names,
+        person_id=data.person.person_id,
+    )
     organization = find_or_create_organization(session, data.source)
-    person = _find_or_create_person(session, incident.id, data.person)
     position = (
         session.scalar(
             select(func.coalesce(func.max(Report.position), 0)).where(
@@ -250,7 +250,8 @@ def _sqlite_locked(error: OperationalError) -> bool:
 
 def publish_and_commit(session: Session, data: PublishReportInput) -> Report:
     """Publish and commit; on a unique-name race (another request created the same
-    person or organisation first) roll back and try once more, which then finds it.
+    organisation, or gave the person the same alternate name, first) roll back and try
+    once more, which then finds it.
     On SQLite, a write lock still held by another writer after the busy timeout
     ("database is locked") rolls back and tries again, for up to ``LOCKED_RETRY_S``.
 

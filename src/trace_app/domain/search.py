@@ -8,7 +8,8 @@ transliterates the incident's names again.
 
 :func:`search_people` filters in SQL (status of the latest claim, alert state,
 organisation), scores the remaining names with ``rapidfuzz`` and ranks them. A name's
-score (0-100) is the best match of the query's key against any part of the name's key
+score (0-100) is the best match of the query's key against any part of the key of the
+person's name or of one of its alternate names (``people.search_key`` holds one per line)
 (``partial_ratio``: "sunitta" scores 92 against "sunita rai"); a name shorter than the
 query is scored as a whole (``ratio``); below ``MIN_SCORE`` it is left out.
 An exact key ranks first, then keys that start with the query, then the others by
@@ -22,7 +23,7 @@ from __future__ import annotations
 import enum
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from anyascii import anyascii
@@ -49,6 +50,13 @@ def search_key(name: str) -> str:
     """The matching form of a name (see the module docstring)."""
     ascii_text = anyascii(unicodedata.normalize("NFKC", name)).casefold()
     return " ".join(_NOT_WORD.sub(" ", ascii_text).split())
+
+
+def people_search_key(names: Iterable[str]) -> str:
+    """The stored search key of a person: the key of each of its names (the name first,
+    then the alternate names), one per line, repeats left out."""
+    keys = dict.fromkeys(search_key(name) for name in names)
+    return "\n".join(key for key in keys if key)
 
 
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
@@ -121,18 +129,28 @@ def search_people(
     if not query:
         ordered = sorted(rows, key=lambda r: natural_key(r[1]))
         return [Match(pid, name, 100.0) for pid, name, _ in ordered]
-    keys = [key or search_key(name) for _, name, key in rows]
+    # one line per name of each person (its name, then its alternate names)
+    lines: list[str] = []
+    owners: list[int] = []
+    for index, (_, name, key) in enumerate(rows):
+        for line in (key or search_key(name)).split("\n"):
+            lines.append(line)
+            owners.append(index)
     hits = process.extract(
-        query, keys, scorer=fuzz.partial_ratio, score_cutoff=MIN_SCORE, limit=None
+        query, lines, scorer=fuzz.partial_ratio, score_cutoff=MIN_SCORE, limit=None
     )
-    found: list[tuple[int, float, float, tuple[tuple[int, int | str], ...], int]] = []
-    for key, partial, index in hits:
+    best: dict[int, tuple[int, float, float, tuple[tuple[int, int | str], ...], int]] = {}
+    for key, partial, at in hits:
         # a name shorter than the query must match it as a whole ("rai" is not "sunita rai")
         score = float(partial) if len(key) >= len(query) else fuzz.ratio(query, key)
         if score >= MIN_SCORE:
+            index = owners[at]
             tier = 0 if key == query else 1 if key.startswith(query) else 2
             whole = fuzz.ratio(query, key)  # equal scores: the closer whole name first
-            found.append((tier, -score, -whole, natural_key(rows[index][1]), index))
+            entry = (tier, -score, -whole, natural_key(rows[index][1]), index)
+            if index not in best or entry < best[index]:
+                best[index] = entry
+    found = list(best.values())
     found.sort()
     return [Match(rows[i][0], rows[i][1], -neg) for _, neg, _, _, i in found]
 

@@ -1,9 +1,12 @@
 """Trace's stored records (SQLAlchemy 2, typed).
 
 Incident -has-> Organization reports (Report) about a Person; each report creates one
-Claim on that person; a "missing" claim opens an Alert. InvestigationRun belongs to an
-incident (the spec's ``Incident -HasInvestigation-> InvestigationRun``) and names the
-report it looked at; the investigation package writes it, nothing here does.
+Claim on that person; a "missing" claim opens an Alert. A person may have alternate names
+(PersonAlternateName); two people are never merged: a person's decision that they are the
+same person, or different people, is kept as a PersonLink (the newest for a pair counts).
+InvestigationRun belongs to an incident (the spec's ``Incident -HasInvestigation->
+InvestigationRun``) and names the report it looked at; the investigation package writes
+it, nothing here does.
 
 Ids are opaque strings (:func:`trace_app.store.types.new_id`). Everything that deletes an
 incident's records goes through :func:`trace_app.demo.seed.reset_demo`.
@@ -86,8 +89,11 @@ class Organization(Base):
 
 
 class Person(Base):
+    """Several people of an incident may share a name: who a report is about is decided by
+    :func:`trace_app.domain.identity.match_or_create_person`."""
+
     __tablename__ = "people"
-    __table_args__ = (UniqueConstraint("incident_id", "name_key", name="uq_people_incident_name"),)
+    __table_args__ = (Index("ix_people_incident_name_key", "incident_id", "name_key"),)
 
     id: Mapped[str] = _id()
     incident_id: Mapped[str] = mapped_column(
@@ -95,11 +101,73 @@ class Person(Base):
     )
     name: Mapped[str] = mapped_column(String(200))
     name_key: Mapped[str] = mapped_column(String(200))
-    # the name as search matches it (trace_app.domain.search.search_key)
-    search_key: Mapped[str] = mapped_column(String(800), default="", server_default="")
+    # the name and alternate names as search matches them, one per line
+    # (trace_app.domain.search.search_key, trace_app.domain.identity.person_search_key)
+    search_key: Mapped[str] = mapped_column(Text, default="", server_default="")
     age: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     claims: Mapped[list[Claim]] = relationship(back_populates="person", order_by="Claim.position")
+    alternate_names: Mapped[list[PersonAlternateName]] = relationship(
+        back_populates="person",
+        order_by="PersonAlternateName.position",
+        cascade="all, delete-orphan",
+    )
+
+
+class PersonAlternateName(Base):
+    """Another name a person is known by (a spelling, a nickname, another script)."""
+
+    __tablename__ = "person_alternate_names"
+    __table_args__ = (
+        UniqueConstraint("person_id", "name_key", name="uq_person_alternate_names_key"),
+        Index("ix_person_alternate_names_incident_key", "incident_id", "name_key"),
+    )
+
+    id: Mapped[str] = _id()
+    incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"))
+    person_id: Mapped[str] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    name_key: Mapped[str] = mapped_column(String(200))
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+    person: Mapped[Person] = relationship(back_populates="alternate_names")
+
+
+class LinkDecision(enum.StrEnum):
+    """A person's decision about two people: the same person, different people, or a
+    withdrawn decision (the pair is undecided again)."""
+
+    SAME = "same"
+    DIFFERENT = "different"
+    UNDECIDED = "undecided"
+
+
+class PersonLink(Base):
+    """One decision about a pair of people, kept forever: a later decision about the same
+    pair supersedes it (highest ``sequence``), so the history stays. The pair is stored in
+    id order (``person_a_id`` < ``person_b_id``) whichever page it was decided on."""
+
+    __tablename__ = "person_links"
+    __table_args__ = (
+        UniqueConstraint("person_a_id", "person_b_id", "sequence", name="uq_person_links_sequence"),
+    )
+
+    id: Mapped[str] = _id()
+    incident_id: Mapped[str] = mapped_column(
+        ForeignKey("incidents.id", ondelete="CASCADE"), index=True
+    )
+    person_a_id: Mapped[str] = mapped_column(
+        ForeignKey("people.id", ondelete="CASCADE"), index=True
+    )
+    person_b_id: Mapped[str] = mapped_column(
+        ForeignKey("people.id", ondelete="CASCADE"), index=True
+    )
+    # the person whose page (or API path) the decision was made from
+    decided_on_person_id: Mapped[str] = mapped_column(String(ID_LENGTH))
+    decision: Mapped[str] = mapped_column(String(20))
+    note: Mapped[str] = mapped_column(Text, default="")
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    sequence: Mapped[int] = mapped_column(Integer, default=1)
 
 
 class Report(Base):

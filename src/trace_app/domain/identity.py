@@ -1,0 +1,375 @@
+"""Who a report is about: the one rule that attaches a report to a person, look-alikes.
+
+Two people are never merged by code. A report attaches to an existing person of its
+incident only on a *confident match* (:func:`match_or_create_person`):
+
+- an explicit person chosen by whoever publishes (``person_id``), or else
+- exactly one person of the incident whose name or one of whose alternate names has the
+  same normalised form (:func:`trace_app.domain.text.name_key`: NFC, case-folded,
+  whitespace collapsed) and whose age does not conflict with the report's.
+
+Ages conflict when both are known and more than ``AGE_TOLERANCE`` (2) years apart. A
+missing age on either side conflicts with nothing (an age is often unknown); a person
+without an age takes the first age a matching report gives, and keeps it. When no person
+matches, or several do (the report could be about any of them), a new person is created:
+code never picks one of several. The new person then shows the others as possible
+duplicates (reason ``same_name``) until a person decides.
+
+Everything short of a confident match is a *possible duplicate* with reasons
+(:func:`possible_duplicates`), computed when asked, never stored:
+
+- ``same_name``: the same normalised name (ages conflict, or several people have it);
+- ``invisible_characters``: the names differ only by invisible format characters
+  (zero-width space, zero-width joiners, soft hyphen, byte order mark: Unicode category Cf);
+- ``confusable_characters``: the names have the same length and differ only in a few
+  letters (fewer than the letters they share) of another script that read the same in
+  Latin letters (Cyrillic "а" for Latin "a"), or only in compatibility forms (full-width
+  "Ｍ"). The small approach of ADR 0062: NFKC and
+  an ``anyascii`` skeleton per character, with the script taken from the character's
+  Unicode name (no confusables table is installed);
+- ``transliteration``: the names read the same once transliterated to Latin letters
+  (:func:`trace_app.domain.search.search_key`: सुनिता राई and Sunita Rai), ages compatible;
+- ``close_spelling``: the transliterated names are at least ``CLOSE_SPELLING_SCORE``
+  similar (``rapidfuzz`` ratio, 0-100), ages compatible.
+
+The first three are offered whatever the ages (they look like the same name to a
+reader); the reason's words then say that the ages differ. A pair whose current decision
+(see :mod:`trace_app.domain.links`) is "same" or "different" is not offered.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from anyascii import anyascii
+from rapidfuzz import fuzz, process
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session, selectinload
+
+from trace_app.domain.errors import InvalidReportError, NotFoundError
+from trace_app.domain.links import decided_other_ids
+from trace_app.domain.search import people_search_key, search_key
+from trace_app.domain.text import clean_name, name_key
+from trace_app.store.models import Person, PersonAlternateName
+from trace_app.store.types import new_id
+
+AGE_TOLERANCE = 2
+CLOSE_SPELLING_SCORE = 88.0
+MAX_ALTERNATE_NAMES = 10
+# a cheap first pass over transliterated names, below every look-alike reason's score
+_PREFILTER_SCORE = 70.0
+
+
+class Reason:
+    """The machine-readable codes of :class:`DuplicateReason`."""
+
+    SAME_NAME = "same_name"
+    INVISIBLE = "invisible_characters"
+    CONFUSABLE = "confusable_characters"
+    TRANSLITERATION = "transliteration"
+    CLOSE_SPELLING = "close_spelling"
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateReason:
+    code: str
+    words: str
+
+
+@dataclass(frozen=True, slots=True)
+class PossibleDuplicate:
+    person_id: str
+    name: str
+    reasons: tuple[DuplicateReason, ...]
+
+
+def ages_conflict(a: int | None, b: int | None) -> bool:
+    """Both ages known and more than ``AGE_TOLERANCE`` years apart."""
+    return a is not None and b is not None and abs(a - b) > AGE_TOLERANCE
+
+
+def clean_alternate_names(names: Iterable[str], primary: str = "") -> list[str]:
+    """Cleaned alternate names: blank ones and repeats (by :func:`name_key`, the primary
+    name among them) dropped, first spelling kept."""
+    seen = {name_key(primary)} if primary.strip() else set()
+    kept: list[str] = []
+    for raw in names:
+        display = clean_name(raw)
+        key = name_key(display)
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(display)
+    return kept
+
+
+def _same_name_people(session: Session, incident_id: str, key: str) -> list[Person]:
+    alternate = select(PersonAlternateName.person_id).where(
+        PersonAlternateName.incident_id == incident_id, PersonAlternateName.name_key == key
+    )
+    return list(
+        session.scalars(
+            select(Person)
+            .where(
+                Person.incident_id == incident_id,
+                or_(Person.name_key == key, Person.id.in_(alternate)),
+            )
+            .order_by(Person.id)
+            .options(selectinload(Person.alternate_names))
+        ).all()
+    )
+
+
+def add_alternate_names(person: Person, names: Iterable[str]) -> None:
+    """Give ``person`` the names it does not have yet (by :func:`name_key`) as alternate
+    names, and refresh its search key."""
+    have = {name_key(person.name), *(a.name_key for a in person.alternate_names)}
+    position = max((a.position for a in person.alternate_names), default=0)
+    added = False
+    for raw in names:
+        display = clean_name(raw)
+        key = name_key(display)
+        if not key or key in have:
+            continue
+        have.add(key)
+        position += 1
+        added = True
+        person.alternate_names.append(
+            PersonAlternateName(
+                id=new_id("pan"),
+                incident_id=person.incident_id,
+                name=display,
+                name_key=key,
+                position=position,
+            )
+        )
+    if added:
+        person.search_key = people_search_key(
+            [person.name, *(a.name for a in person.alternate_names)]
+        )
+
+
+def match_or_create_person(
+    session: Session,
+    incident_id: str,
+    name: str,
+    age: int | None,
+    alternate_names: Sequence[str] = (),
+    person_id: str | None = None,
+) -> Person:
+    """The person a report about ``name`` (aged ``age``) is about, by the rule in the
+    module docstring; a new person (added to the session) when there is no confident
+    match. ``alternate_names`` are added to the person (new or found); with an explicit
+    ``person_id`` the report's own name is added too when the person does not have it.
+
+    Raises :class:`InvalidReportError` for a blank name or a person of another incident
+    and :class:`NotFoundError` for an unknown ``person_id``, before anything is added to
+    the session. The caller flushes and commits.
+    """
+    display = clean_name(name)
+    if not display:
+        raise InvalidReportError(
+            "Enter the name of the person the report is about.", fields=("person.name",)
+        )
+    alternates = clean_alternate_names(alternate_names, display)
+    if person_id is not None:
+        person = session.get(Person, person_id)
+        if person is None:
+            raise NotFoundError(f"No person with id {person_id!r}.")
+        if person.incident_id != incident_id:
+            raise InvalidReportError(
+                "The chosen person belongs to another incident.", fields=("person.person_id",)
+            )
+        _attach(person, age, [display, *alternates])
+        return person
+    key = name_key(display)
+    compatible = [
+        p for p in _same_name_people(session, incident_id, key) if not ages_conflict(p.age, age)
+    ]
+    if len(compatible) == 1:
+        _attach(compatible[0], age, alternates)
+        return compatible[0]
+    person = Person(
+        id=new_id("per"),
+        incident_id=incident_id,
+        name=display,
+        name_key=key,
+        search_key=people_search_key([display]),
+        age=age,
+    )
+    session.add(person)
+    add_alternate_names(person, alternates)
+    return person
+
+
+def _attach(person: Person, age: int | None, names: list[str]) -> None:
+    if person.age is None and age is not None:
+        person.age = age
+    add_alternate_names(person, names)
+
+
+# ---- look-alikes -------------------------------------------------------------------
+
+
+def _visible(text: str) -> str:
+    """``text`` without invisible format characters (Unicode category Cf)."""
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def _script(ch: str) -> str:
+    """The script of a letter as its Unicode name starts ("LATIN", "CYRILLIC", ...)."""
+    return unicodedata.name(ch, "UNKNOWN").split(" ", 1)[0]
+
+
+def _confusable_pairs(a: str, b: str) -> list[tuple[str, str]] | None:
+    """The differing characters of two visible, case-folded names when they differ only
+    in look-alikes (see the module docstring); ``None`` otherwise."""
+    if a == b:
+        return None
+    fa, fb = unicodedata.normalize("NFKC", a), unicodedata.normalize("NFKC", b)
+    if fa == fb:
+        return [(x, y) for x, y in zip(a, b, strict=False) if x != y] or [(a, b)]
+    if len(fa) != len(fb):
+        return None
+    pairs: list[tuple[str, str]] = []
+    for x, y in zip(fa, fb, strict=True):
+        if x == y:
+            continue
+        if _script(x) == _script(y) or anyascii(x).casefold() != anyascii(y).casefold():
+            return None
+        if not anyascii(x):
+            return None
+        pairs.append((x, y))
+    # a few swapped characters in an otherwise identical name, not another script
+    same = sum(1 for x, y in zip(fa, fb, strict=True) if x == y and not x.isspace())
+    return pairs if len(pairs) < same else None
+
+
+def _describe(ch: str) -> str:
+    return f"'{ch}' (U+{ord(ch):04X}, {unicodedata.name(ch, 'unnamed').title()})"
+
+
+def _age_words(a: int | None, b: int | None) -> str:
+    if ages_conflict(a, b):
+        return f"; the ages ({a} and {b}) are more than {AGE_TOLERANCE} years apart"
+    return ""
+
+
+def name_reasons(a: str, b: str, age_a: int | None, age_b: int | None) -> list[DuplicateReason]:
+    """Why a person named ``a`` may be the person named ``b`` (empty: no reason)."""
+    ka, kb = name_key(a), name_key(b)
+    ages = _age_words(age_a, age_b)
+    if ka == kb:
+        return [DuplicateReason(Reason.SAME_NAME, f"The same name, {b}{ages}.")]
+    va, vb = _visible(ka), _visible(kb)
+    if va == vb and va:
+        hidden = sorted({ch for ch in ka + kb if unicodedata.category(ch) == "Cf"})
+        words = ", ".join(f"U+{ord(ch):04X}" for ch in hidden)
+        return [
+            DuplicateReason(
+                Reason.INVISIBLE, f"{b} differs only by invisible characters ({words}){ages}."
+            )
+        ]
+    pairs = _confusable_pairs(va, vb)
+    if pairs:
+        shown = "; ".join(f"{_describe(x)} for {_describe(y)}" for x, y in pairs[:3])
+        return [
+            DuplicateReason(
+                Reason.CONFUSABLE, f"{b} looks the same but has other characters: {shown}{ages}."
+            )
+        ]
+    if ages:
+        return []
+    sa, sb = search_key(va), search_key(vb)
+    if not sa or not sb:
+        return []
+    if sa == sb:
+        return [
+            DuplicateReason(
+                Reason.TRANSLITERATION, f"{a} and {b} read the same in Latin letters ({sa})."
+            )
+        ]
+    score = fuzz.ratio(sa, sb)
+    if score >= CLOSE_SPELLING_SCORE:
+        return [
+            DuplicateReason(
+                Reason.CLOSE_SPELLING,
+                f"{b} is a close spelling of {a} (similarity {score:.0f} of 100).",
+            )
+        ]
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    person_id: str
+    name: str
+    age: int | None
+    names: tuple[str, ...]
+
+
+def _incident_people(session: Session, incident_id: str) -> list[_Known]:
+    rows = session.execute(
+        select(Person.id, Person.name, Person.age).where(Person.incident_id == incident_id)
+    ).all()
+    alternates: dict[str, list[str]] = {}
+    for pid, alt in session.execute(
+        select(PersonAlternateName.person_id, PersonAlternateName.name)
+        .where(PersonAlternateName.incident_id == incident_id)
+        .order_by(PersonAlternateName.position)
+    ):
+        alternates.setdefault(pid, []).append(alt)
+    return [_Known(pid, name, age, (name, *alternates.get(pid, ()))) for pid, name, age in rows]
+
+
+def duplicate_candidates(
+    session: Session, person: Person, excluded: Iterable[str] = ()
+) -> list[PossibleDuplicate]:
+    """The look-alikes of ``person`` in its incident (see the module docstring), leaving
+    out ``excluded`` ids, in name order. Reads the incident's names once."""
+    everyone = _incident_people(session, person.incident_id)
+    me = next((k for k in everyone if k.person_id == person.id), None)
+    if me is None:
+        return []
+    skip = {person.id, *excluded}
+    others = [k for k in everyone if k.person_id not in skip]
+    lines = [search_key(_visible(name_key(n))) for k in others for n in k.names]
+    owners = [i for i, k in enumerate(others) for _ in k.names]
+    near: set[int] = set()
+    for mine in me.names:
+        query = search_key(_visible(name_key(mine)))
+        for _, _, line in process.extract(
+            query, lines, scorer=fuzz.ratio, score_cutoff=_PREFILTER_SCORE, limit=None
+        ):
+            near.add(owners[line])
+        # names with no Latin reading at all (anyascii gives nothing) are compared as they are
+        if not query:
+            near.update(i for i, k in enumerate(others) if any(not search_key(n) for n in k.names))
+    found: list[PossibleDuplicate] = []
+    for index in sorted(near, key=lambda i: (name_key(others[i].name), others[i].person_id)):
+        other = others[index]
+        reasons: dict[str, DuplicateReason] = {}
+        for mine in me.names:
+            for theirs in other.names:
+                for reason in name_reasons(mine, theirs, me.age, other.age):
+                    reasons.setdefault(reason.code, reason)
+        if reasons:
+            found.append(PossibleDuplicate(other.person_id, other.name, tuple(reasons.values())))
+    return found
+
+
+def possible_duplicates(session: Session, person: Person) -> list[PossibleDuplicate]:
+    """The people of ``person``'s incident that may be the same person, with reasons,
+    leaving out every pair whose current decision is "same" or "different"."""
+    return duplicate_candidates(session, person, decided_other_ids(session, person.id))
+
+
+def get_person(session: Session, person_id: str) -> Person:
+    """A person with its alternate names; :class:`NotFoundError` for an unknown id."""
+    person = session.scalars(
+        select(Person).where(Person.id == person_id).options(selectinload(Person.alternate_names))
+    ).first()
+    if person is None:
+        raise NotFoundError(f"No person with id {person_id!r}.")
+    return person
