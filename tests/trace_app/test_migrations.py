@@ -21,6 +21,8 @@ TABLES = {
     "investigation_runs",
     "person_alternate_names",
     "person_links",
+    "review_decisions",
+    "interchange_records",
 }
 
 

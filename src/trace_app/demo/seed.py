@@ -1,10 +1,11 @@
 """Seeding and resetting the demo.
 
-:func:`reset_demo` deletes every incident, organisation, report, person, claim, alert and
-investigation run, seeds the demo again through :func:`publish_report` (the same path as
-the form), then calls each hook in :data:`after_reset_hooks` with the session. It never
-touches files (the model ledger included). The caller commits, so a reset is one
-transaction: a failing hook rolls the whole reset back.
+:func:`reset_demo` deletes every incident, organisation, report, person, claim, alert,
+investigation run and review decision, seeds the demo again through
+:func:`publish_report` (the same path as the form), then calls each hook in
+:data:`after_reset_hooks` with the session. It never touches files (the model ledger
+included). The caller commits, so a reset is one transaction: a failing hook rolls the
+whole reset back.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from trace_app.store.models import (
     Organization,
     Person,
     Report,
+    ReviewDecision,
 )
 from trace_app.store.types import new_id
 
@@ -50,6 +52,7 @@ re-creates its REPLAYED runs here). A hook must be idempotent and must not commi
 
 # Children first, so foreign keys hold on every backend.
 _TABLES_IN_DELETE_ORDER: tuple[type[Any], ...] = (
+    ReviewDecision,
     InvestigationRun,
     Alert,
     Claim,

@@ -1,8 +1,8 @@
 """Reading evidence and saved runs from Trace's store, and saving a run.
 
-The only module of the investigation that touches the database. It reads reports and
-writes ``InvestigationRun`` rows, nothing else: claims, people and alerts are never
-written here.
+The only module of the investigation that touches the database. It reads reports (and,
+for the review queue, which runs a person has decided on) and writes ``InvestigationRun``
+rows, nothing else: claims, people, alerts and decisions are never written here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Text, bindparam, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from trace_app.domain.errors import NotFoundError
 from trace_app.investigation.attribution_cues import find_cues
@@ -19,7 +19,7 @@ from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.outcome import Citation, InvestigationResult, UsageTotals
 from trace_app.investigation.rules import RULES_VERSION, redecide_saved
 from trace_app.investigation.vocabulary import Mode, Status
-from trace_app.store.models import InvestigationRun, Organization, Report
+from trace_app.store.models import InvestigationRun, Organization, Report, ReviewDecision
 from trace_app.store.types import new_id
 
 
@@ -115,13 +115,47 @@ def find_run(session: Session, incident_id: str, fingerprint: str) -> Investigat
     )
 
 
+# A report's latest run, the one the result card shows: the newest run time, then the id.
+_NEWEST_FIRST = (InvestigationRun.run_at.desc(), InvestigationRun.id.desc())
+
+
 def latest_run_for_report(session: Session, report_id: str) -> InvestigationRun | None:
     return session.scalar(
         select(InvestigationRun)
         .where(InvestigationRun.report_id == report_id)
-        .order_by(InvestigationRun.run_at.desc(), InvestigationRun.id.desc())
+        .order_by(*_NEWEST_FIRST)
         .limit(1)
     )
+
+
+def undecided_latest_runs(session: Session, incident_id: str) -> list[InvestigationRun]:
+    """The latest run of each of the incident's reports (the run its card shows, picked as
+    :func:`latest_run_for_report` picks it) on which no person has recorded a decision,
+    oldest run first (then by the report's place in the incident). Runs with their
+    report, its organisation and person loaded; two statements."""
+    ranked = (
+        select(
+            InvestigationRun.id,
+            func.row_number()
+            .over(partition_by=InvestigationRun.report_id, order_by=_NEWEST_FIRST)
+            .label("rank"),
+        )
+        .where(InvestigationRun.incident_id == incident_id)
+        .subquery()
+    )
+    decided = select(ReviewDecision.id).where(ReviewDecision.run_id == InvestigationRun.id)
+    query = (
+        select(InvestigationRun)
+        .join(ranked, (ranked.c.id == InvestigationRun.id) & (ranked.c.rank == 1))
+        .join(Report, Report.id == InvestigationRun.report_id)
+        .where(~decided.exists())
+        .options(
+            joinedload(InvestigationRun.report).joinedload(Report.organization),
+            joinedload(InvestigationRun.report).joinedload(Report.person),
+        )
+        .order_by(InvestigationRun.run_at, Report.position, InvestigationRun.id)
+    )
+    return list(session.scalars(query).unique())
 
 
 def report_exists(session: Session, report_id: str) -> bool:

@@ -35,6 +35,10 @@ class Status(enum.StrEnum):
     def next_step(self) -> str:
         return NEXT_STEPS[self]
 
+    @property
+    def icon(self) -> str:
+        return STATUS_ICONS[self]
+
 
 class Mode(enum.StrEnum):
     """Where a result came from."""
@@ -46,6 +50,14 @@ class Mode(enum.StrEnum):
     @property
     def meaning(self) -> str:
         return MODE_MEANINGS[self]
+
+    @property
+    def icon(self) -> str:
+        return MODE_ICONS[self]
+
+    @property
+    def label(self) -> str:
+        return MODE_LABELS[self]
 
 
 SAVED_STATUSES = frozenset({Status.COMPLETED, Status.NEEDS_REVIEW})
@@ -106,6 +118,23 @@ NEXT_STEPS: dict[Status, str] = {
         "Nothing was sent: this server's model budget is used up. Read the report "
         "yourself, or ask the operator."
     ),
+}
+
+# Shapes beside the words on the result card, so that no status or mode is told apart by
+# colour alone (each is distinct; the words are always shown too).
+STATUS_ICONS: dict[Status, str] = {
+    Status.COMPLETED: "✓",
+    Status.NEEDS_REVIEW: "?",
+    Status.PARTIAL: "…",
+    Status.UNAVAILABLE: "–",
+    Status.FAILED: "✕",
+    Status.BUDGET_LIMIT: "■",
+}
+MODE_ICONS: dict[Mode, str] = {Mode.LIVE: "●", Mode.CACHED: "↺", Mode.REPLAYED: "▶"}
+MODE_LABELS: dict[Mode, str] = {
+    Mode.LIVE: "LIVE: answered now",
+    Mode.CACHED: "CACHED: saved earlier",
+    Mode.REPLAYED: "REPLAYED: recorded run",
 }
 
 MODE_MEANINGS: dict[Mode, str] = {

@@ -6,7 +6,8 @@ Claim on that person; a "missing" claim opens an Alert. A person may have altern
 same person, or different people, is kept as a PersonLink (the newest for a pair counts).
 InvestigationRun belongs to an incident (the spec's ``Incident -HasInvestigation->
 InvestigationRun``) and names the report it looked at; the investigation package writes
-it, nothing here does.
+it, nothing here does. A ReviewDecision is a person's decision about a NEEDS_REVIEW run
+(appended, never edited).
 
 Ids are opaque strings (:func:`trace_app.store.types.new_id`). Everything that deletes an
 incident's records goes through :func:`trace_app.demo.seed.reset_demo`.
@@ -291,3 +292,30 @@ class InvestigationRun(Base):
 
     incident: Mapped[Incident] = relationship(back_populates="investigation_runs")
     report: Mapped[Report] = relationship()
+
+
+class ReviewDecision(Base):
+    """A person's decision about a report's NEEDS_REVIEW investigation result.
+
+    Appended, never edited: ``sequence`` counts a report's decisions from 1 and the
+    highest is the current one (``trace_app.domain.reviews``). ``run_id`` names the saved
+    run the person looked at; the run itself is never changed by a decision.
+    """
+
+    __tablename__ = "review_decisions"
+    __table_args__ = (
+        UniqueConstraint("report_id", "sequence", name="uq_review_decisions_report_sequence"),
+    )
+
+    id: Mapped[str] = _id()
+    incident_id: Mapped[str] = mapped_column(
+        ForeignKey("incidents.id", ondelete="CASCADE"), index=True
+    )
+    report_id: Mapped[str] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"))
+    run_id: Mapped[str] = mapped_column(
+        ForeignKey("investigation_runs.id", ondelete="CASCADE"), index=True
+    )
+    sequence: Mapped[int] = mapped_column(Integer)
+    decision: Mapped[str] = mapped_column(String(40))
+    note: Mapped[str] = mapped_column(Text)
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime())

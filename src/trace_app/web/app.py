@@ -105,6 +105,9 @@ def _include_investigation_routes(app: FastAPI) -> None:
     setup = getattr(module, "setup", None)
     if callable(setup):
         setup(app)
+    from trace_app.web import review_routes  # the review queue rests on the investigation
+
+    app.include_router(review_routes.router)
 
 
 def app_from_env() -> FastAPI:

@@ -45,8 +45,23 @@ def format_when(value: datetime) -> Markup:
     )
 
 
+# A shape beside each claim or alert status word, so that badges differ by more than colour.
+STATUS_BADGE_ICONS = {
+    "missing": "!",
+    "seen": "◉",
+    "admitted": "+",
+    "safe": "✓",
+    "deceased": "†",
+    "closed": "×",
+}
+
+
 def status_badge(status: str) -> Markup:
-    return Markup('<span class="status status-{0}">{0}</span>').format(status)
+    icon = STATUS_BADGE_ICONS.get(status, "•")
+    return Markup(
+        '<span class="status status-{0}"><span class="badge-icon" aria-hidden="true">{1}</span>'
+        "{0}</span>"
+    ).format(status, icon)
 
 
 DEMO_ONLY_MESSAGE = (

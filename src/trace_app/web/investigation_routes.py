@@ -7,6 +7,8 @@
   ``latest_saved_run``.
 - ``GET /api/reports/{report_id}/investigation`` shows the saved result, or 404. It never
   calls a model.
+- Both answers carry ``review``: the person's current decision on the report's result
+  (``trace_app.web.review_routes``), or null.
 - ``GET /api/ledger`` shows the ledger's counts and cap (no secrets).
 - ``POST /reports/{report_id}/investigate`` is the panel's form. With htmx it answers with
   the result card. Without JavaScript it answers 303 (Post/Redirect/Get) to
@@ -32,9 +34,11 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from modelgate.errors import LedgerUnavailable
+from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.investigation import evidence_store
@@ -43,8 +47,9 @@ from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.service import InvestigationService, build_service
 from trace_app.investigation.vocabulary import MODE_MEANINGS, STATUS_MEANINGS
 from trace_app.store.models import Report
-from trace_app.web.deps import render
+from trace_app.web.deps import database, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
+from trace_app.web.review_routes import review_card_context, review_json
 from trace_app.web.throttle import PassphraseThrottle, Refusal
 
 router = APIRouter(tags=["investigation"])
@@ -112,7 +117,8 @@ async def investigate_api(request: Request, report_id: ReportId) -> JSONResponse
         result = await service(request).investigate(report_id, body.passphrase)
     except NotFoundError as exc:
         return _not_found(str(exc))
-    return JSONResponse(result.as_json())
+    review = await run_in_threadpool(review_json, request, report_id)
+    return JSONResponse({**result.as_json(), "review": review})
 
 
 @router.get("/api/reports/{report_id}/investigation", responses={**COMMON_RESPONSES, **NOT_FOUND})
@@ -123,7 +129,7 @@ def saved_investigation_api(request: Request, report_id: ReportId) -> JSONRespon
         return _not_found(str(exc))
     if result is None:
         return _not_found(f"No saved investigation for report {report_id!r}.")
-    return JSONResponse(result.as_json())
+    return JSONResponse({**result.as_json(), "review": review_json(request, report_id)})
 
 
 @router.get(
@@ -182,7 +188,8 @@ async def investigate_form(
     except NotFoundError as exc:
         return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
     if request.headers.get("hx-request") == "true":
-        card = render(request, "investigation/result.html", card_context(result))
+        reviewed = await run_in_threadpool(_review_names, request, report_id)
+        card = render(request, "investigation/result.html", {**card_context(result), **reviewed})
         cleared = render(request, "investigation/passphrase_input.html", {"oob": True})
         return HTMLResponse(bytes(card.body) + bytes(cleared.body), headers=_no_store())
     token = recent_checks(request).put(report_id, result)
@@ -233,6 +240,11 @@ def _checked_now(request: Request, report: Report) -> dict[str, Any]:
     return card_context(result) if result is not None else {}
 
 
+def _review_names(request: Request, report_id: str) -> dict[str, Any]:
+    with database(request).sessions() as session:
+        return review_card_context(session, queries.get_report(session, report_id))
+
+
 def _no_store() -> dict[str, str]:
     return {"Cache-Control": "no-store"}
 
@@ -263,7 +275,11 @@ def panel_context(session: Session, report: Report) -> dict[str, Any]:
     """The report view's panel: the saved result, if any. Reads only; never calls a model."""
     run = evidence_store.latest_run_for_report(session, report.id)
     saved = evidence_store.result_from_run(run) if run is not None else None
-    return {**card_context(saved), "investigation_report_id": report.id}
+    return {
+        **card_context(saved),
+        **review_card_context(session, report),
+        "investigation_report_id": report.id,
+    }
 
 
 def setup(app: FastAPI) -> None:

@@ -1,0 +1,164 @@
+"""A person's decisions about NEEDS_REVIEW investigation results (docs/decisions/0063).
+
+The values are a closed set (:class:`ReviewValue`). Decisions are appended, never
+edited or deleted: each report's decisions are numbered from 1 (``sequence``) and the
+highest is the current one (:func:`latest_review`); the earlier ones stay as history.
+A decision names the saved run the person looked at and never changes that run.
+
+Which results may be decided is the investigation's rule
+(``trace_app.investigation.review_queue``): this module only records and reads.
+Nothing here runs a model, and no model output ever becomes a decision.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from trace_app.domain.errors import InvalidInputError, NotFoundError
+from trace_app.store.models import InvestigationRun, Report, ReviewDecision
+from trace_app.store.types import new_id, utc_now
+
+MAX_NOTE_CHARACTERS = 2000
+
+
+class ReviewValue(enum.StrEnum):
+    """What a person decided about a report's NEEDS_REVIEW result."""
+
+    # a person confirmed the report is first-hand (the PFIF export reads it as
+    # author_made_contact): keep this exact value
+    FIRST_HAND = "first_hand"
+    # a person confirmed the report relays a source, and that the source says so
+    RELAY_CONFIRMED = "relay_confirmed"
+    # a person judged that the report cannot be relied on
+    NOT_RELIABLE = "not_reliable"
+
+    @property
+    def meaning(self) -> str:
+        return REVIEW_MEANINGS[self]
+
+
+REVIEW_MEANINGS: dict[ReviewValue, str] = {
+    ReviewValue.FIRST_HAND: (
+        "A person confirmed that the report is a first-hand account (for example by "
+        "contacting its writer)."
+    ),
+    ReviewValue.RELAY_CONFIRMED: (
+        "A person confirmed that the report passes on another source's information, and "
+        "that the source says so."
+    ),
+    ReviewValue.NOT_RELIABLE: (
+        "A person decided that the report cannot be relied on (for example unconfirmed "
+        "hearsay, or a source that denies it)."
+    ),
+}
+
+
+class ReviewRefusedError(InvalidInputError):
+    """The report has no result a person can decide on (no saved NEEDS_REVIEW run)."""
+
+    code = "not_awaiting_review"
+
+
+def clean_note(note: str) -> str:
+    """The note as stored: trimmed, 1 to :data:`MAX_NOTE_CHARACTERS` characters."""
+    text = note.strip()
+    if not text:
+        raise InvalidInputError("Write a note that says how you decided.")
+    if len(text) > MAX_NOTE_CHARACTERS:
+        raise InvalidInputError(f"The note is longer than {MAX_NOTE_CHARACTERS:,} characters.")
+    return text
+
+
+def parse_value(value: str) -> ReviewValue:
+    """A decision value from the closed set; :class:`InvalidInputError` otherwise."""
+    try:
+        return ReviewValue(value)
+    except ValueError:
+        allowed = ", ".join(v.value for v in ReviewValue)
+        raise InvalidInputError(f"Choose a decision: {allowed}.") from None
+
+
+def record_review(
+    session: Session, run: InvestigationRun, decision: ReviewValue, note: str
+) -> ReviewDecision:
+    """Append a person's decision about ``run`` (a saved run of a report). The caller
+    checks that the run may be decided, holds the report's lock and commits.
+
+    The report's row is locked (PostgreSQL) so that two decisions at once get
+    consecutive numbers; on SQLite the caller's write transaction does the same.
+    """
+    text = clean_note(note)
+    report = session.get(Report, run.report_id, with_for_update=True)
+    if report is None:
+        raise NotFoundError(f"No report with id {run.report_id!r}.")
+    last = session.scalar(
+        select(func.coalesce(func.max(ReviewDecision.sequence), 0)).where(
+            ReviewDecision.report_id == report.id
+        )
+    )
+    row = ReviewDecision(
+        id=new_id("rev"),
+        incident_id=report.incident_id,
+        report_id=report.id,
+        run_id=run.id,
+        sequence=int(last or 0) + 1,
+        decision=decision.value,
+        note=text,
+        decided_at=utc_now(),
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def latest_review(session: Session, report_id: str) -> ReviewDecision | None:
+    """The report's current decision (its newest), or ``None`` when no person decided.
+
+    A person's decision stays current until a person records another one: a newer
+    investigation run of the report puts it back in the queue but does not undo it."""
+    return session.scalars(
+        select(ReviewDecision)
+        .where(ReviewDecision.report_id == report_id)
+        .order_by(ReviewDecision.sequence.desc())
+        .limit(1)
+    ).first()
+
+
+def latest_reviews(session: Session, report_ids: Sequence[str]) -> dict[str, ReviewDecision]:
+    """The current decision of each of these reports that has one (one statement)."""
+    if not report_ids:
+        return {}
+    newest = (
+        select(ReviewDecision.report_id, func.max(ReviewDecision.sequence).label("sequence"))
+        .where(ReviewDecision.report_id.in_(list(report_ids)))
+        .group_by(ReviewDecision.report_id)
+        .subquery()
+    )
+    rows = session.scalars(
+        select(ReviewDecision).join(
+            newest,
+            (ReviewDecision.report_id == newest.c.report_id)
+            & (ReviewDecision.sequence == newest.c.sequence),
+        )
+    )
+    return {row.report_id: row for row in rows}
+
+
+def review_history(
+    session: Session, report_id: str, *, offset: int = 0, limit: int = 100
+) -> tuple[list[ReviewDecision], int]:
+    """The report's decisions, newest first, and how many there are."""
+    mine = ReviewDecision.report_id == report_id
+    total = session.scalar(select(func.count()).select_from(ReviewDecision).where(mine))
+    rows = session.scalars(
+        select(ReviewDecision)
+        .where(ReviewDecision.report_id == report_id)
+        .order_by(ReviewDecision.sequence.desc())
+        .offset(offset)
+        .limit(limit)
+    ).all()
+    return list(rows), int(total or 0)

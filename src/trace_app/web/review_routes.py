@@ -1,0 +1,394 @@
+"""The review queue and a person's decisions: JSON API, the Reviews page and its form.
+
+- ``GET /api/incidents/{incident_id}/reviews`` the NEEDS_REVIEW results awaiting a
+  decision, oldest first (``trace_app.investigation.review_queue`` has the rule).
+- ``POST /api/reports/{report_id}/review`` ``{"decision", "note"}`` records a person's
+  decision (201); ``GET /api/reports/{report_id}/reviews`` lists them, newest first.
+- ``/incidents/{incident_id}/reviews`` the Reviews page, one form per item; the form
+  posts to ``/reports/{report_id}/review`` and answers 303 (Post/Redirect/Get).
+
+A decision is only ever recorded here, by a person; the saved run is never changed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import JSONResponse, RedirectResponse
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from trace_app.domain import queries, reviews
+from trace_app.domain.errors import InvalidInputError, NotFoundError, TraceError
+from trace_app.domain.reviews import (
+    MAX_NOTE_CHARACTERS,
+    REVIEW_MEANINGS,
+    ReviewRefusedError,
+    ReviewValue,
+)
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
+from trace_app.investigation import evidence_store, review_queue
+from trace_app.investigation.outcome import InvestigationResult
+from trace_app.investigation.review_queue import QueueItem
+from trace_app.store.models import Report, ReviewDecision
+from trace_app.web.deps import database, get_session, render
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+
+router = APIRouter(tags=["reviews"])
+
+Id = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
+Limit = Annotated[int, Query(ge=1, le=queries.MAX_PAGE_SIZE)]
+REVIEWS_PER_PAGE = 20
+MAX_PAGE_NUMBER = 1_000_000
+
+
+class ReviewIn(BaseModel):
+    """A person's decision: one value of the closed set, and how they decided."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: ReviewValue
+    note: str = Field(min_length=1, max_length=MAX_NOTE_CHARACTERS, pattern=r"\S")
+
+
+class ReviewOut(BaseModel):
+    id: str
+    report_id: str
+    run_id: str = Field(description="The saved investigation run the person decided on.")
+    decision: ReviewValue
+    decision_meaning: str
+    note: str
+    decided_at: datetime
+    sequence: int = Field(description="1 for the report's first decision; the highest is current.")
+    on_shown_run: bool = Field(
+        description="Whether it was decided on the run the report's result shows now; false: "
+        "on an earlier run (the report is back in the queue)."
+    )
+
+    @classmethod
+    def of(cls, row: ReviewDecision, shown_run_id: str | None) -> ReviewOut:
+        value = ReviewValue(row.decision)
+        return cls(
+            id=row.id,
+            report_id=row.report_id,
+            run_id=row.run_id,
+            decision=value,
+            decision_meaning=value.meaning,
+            note=row.note,
+            decided_at=row.decided_at,
+            sequence=row.sequence,
+            on_shown_run=row.run_id == shown_run_id,
+        )
+
+
+class ReviewHistory(BaseModel):
+    items: list[ReviewOut]
+    total: int
+    offset: int
+    limit: int
+
+
+class CueOut(BaseModel):
+    start: int
+    end: int
+    kind: str
+    words: str
+    language: str
+
+
+class CitationOut(BaseModel):
+    role: str
+    report_id: str
+    source: str
+    excerpt: str
+    reported_at: str
+
+
+class ReviewItemOut(BaseModel):
+    report_id: str
+    summary: str
+    source: str
+    person_name: str
+    reported_at: datetime
+    run_id: str
+    run_at: datetime
+    mode: str | None
+    status: str = Field(description="Always NEEDS_REVIEW: only those await a person.")
+    status_meaning: str
+    reason: str
+    excerpt: str = Field(description="The report text the result cites.")
+    evidence: list[CueOut] = Field(description="The attribution cues found in the excerpt.")
+    citations: list[CitationOut]
+    earlier_review: ReviewOut | None = Field(
+        description="The report's current decision, made on an earlier run; null if none."
+    )
+
+    @classmethod
+    def of(cls, item: QueueItem) -> ReviewItemOut:
+        result, report = item.result, item.report
+        data = result.as_json()
+        return cls(
+            report_id=report.id,
+            summary=report.summary,
+            source=report.organization.name,
+            person_name=report.person_name,
+            reported_at=report.reported_at,
+            run_id=item.run.id,
+            run_at=item.run.run_at,
+            mode=data["mode"],
+            status=data["status"],
+            status_meaning=data["status_meaning"],
+            reason=result.reason,
+            excerpt=report_excerpt(result),
+            evidence=[CueOut(**cue) for cue in data["evidence"]],
+            citations=[CitationOut(**c) for c in data["citations"]],
+            earlier_review=(
+                ReviewOut.of(item.earlier_review, item.run.id) if item.earlier_review else None
+            ),
+        )
+
+
+class ReviewQueuePage(BaseModel):
+    items: list[ReviewItemOut]
+    total: int
+    offset: int
+    limit: int
+
+
+def report_excerpt(result: InvestigationResult) -> str:
+    return next((c.excerpt for c in result.citations if c.role == "report"), "")
+
+
+def _error(status: int, exc: TraceError) -> JSONResponse:
+    return JSONResponse(
+        {"detail": str(exc), "code": getattr(exc, "code", "error")}, status_code=status
+    )
+
+
+def current_review(session: Session, report_id: str) -> ReviewOut | None:
+    """The report's current decision as the API and the result card show it."""
+    row = reviews.latest_review(session, report_id)
+    if row is None:
+        return None
+    shown = evidence_store.latest_run_for_report(session, report_id)
+    return ReviewOut.of(row, shown.id if shown is not None else None)
+
+
+def review_json(request: Request, report_id: str) -> dict[str, Any] | None:
+    """``current_review`` in its own session, as JSON (for the investigation's answers)."""
+    with database(request).sessions() as session:
+        found = current_review(session, report_id)
+    return found.model_dump(mode="json") if found is not None else None
+
+
+@router.get(
+    "/api/incidents/{incident_id}/reviews",
+    response_model=ReviewQueuePage,
+    responses={**COMMON_RESPONSES, 404: {"model": ErrorOut, "description": "No such incident"}},
+)
+def review_queue_api(
+    incident_id: Id,
+    offset: Offset = 0,
+    limit: Limit = 100,
+    session: Session = Depends(get_session),
+) -> ReviewQueuePage | JSONResponse:
+    """The NEEDS_REVIEW results that await a person's decision, oldest run first: each
+    report's latest saved run, decided with the current rules, on which no person has
+    decided yet."""
+    try:
+        queries.get_incident(session, incident_id)
+    except NotFoundError as exc:
+        return _error(404, exc)
+    page = review_queue.review_queue(session, incident_id, offset=offset, limit=limit)
+    return ReviewQueuePage(
+        items=[ReviewItemOut.of(item) for item in page.items],
+        total=page.total,
+        offset=page.offset,
+        limit=page.limit,
+    )
+
+
+@router.post(
+    "/api/reports/{report_id}/review",
+    status_code=201,
+    response_model=ReviewOut,
+    responses={
+        **COMMON_RESPONSES,
+        403: {"model": ErrorOut, "description": "Cross-site request"},
+        404: {"model": ErrorOut, "description": "No such report"},
+        409: {
+            "model": ErrorOut,
+            "description": "No saved NEEDS_REVIEW result to decide (code not_awaiting_review)",
+        },
+    },
+)
+def record_review_api(
+    report_id: Id, data: ReviewIn, session: Session = Depends(get_session)
+) -> ReviewOut | JSONResponse:
+    """A person records a decision on the report's NEEDS_REVIEW result. Appended: a later
+    decision supersedes this one and both are kept. The saved run never changes."""
+    try:
+        row = review_queue.decide(session, report_id, data.decision, data.note)
+    except NotFoundError as exc:
+        return _error(404, exc)
+    except ReviewRefusedError as exc:
+        return _error(409, exc)
+    except InvalidInputError as exc:
+        return _error(422, exc)
+    return ReviewOut.of(row, row.run_id)
+
+
+@router.get(
+    "/api/reports/{report_id}/reviews",
+    response_model=ReviewHistory,
+    responses={**COMMON_RESPONSES, 404: {"model": ErrorOut, "description": "No such report"}},
+)
+def review_history_api(
+    report_id: Id,
+    offset: Offset = 0,
+    limit: Limit = 100,
+    session: Session = Depends(get_session),
+) -> ReviewHistory | JSONResponse:
+    """Every decision recorded on the report, newest (the current one) first."""
+    if not evidence_store.report_exists(session, report_id):
+        return _error(404, NotFoundError(f"No report with id {report_id!r}."))
+    rows, total = reviews.review_history(session, report_id, offset=offset, limit=limit)
+    shown = evidence_store.latest_run_for_report(session, report_id)
+    shown_id = shown.id if shown is not None else None
+    return ReviewHistory(
+        items=[ReviewOut.of(row, shown_id) for row in rows],
+        total=total,
+        offset=offset,
+        limit=limit,
+    )
+
+
+# --- the Reviews page and its form ----------------------------------------------------
+
+
+def _page_number(request: Request) -> int | None:
+    raw = request.query_params.get("page", "1").strip() or "1"
+    try:
+        number = int(raw)
+    except ValueError:
+        return None
+    return number if 1 <= number <= MAX_PAGE_NUMBER else None
+
+
+def _reviews_page(
+    request: Request,
+    incident_id: str,
+    number: int,
+    refused: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    with database(request).sessions() as session:
+        try:
+            incident = queries.get_incident(session, incident_id)
+        except NotFoundError as exc:
+            return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
+        limit = REVIEWS_PER_PAGE
+        page = review_queue.review_queue(
+            session, incident_id, offset=(number - 1) * limit, limit=limit
+        )
+        decided = request.query_params.get("decided", "")
+        decided_report = None
+        if decided:
+            try:
+                decided_report = queries.get_report(session, decided)
+            except NotFoundError:
+                decided_report = None
+        return render(
+            request,
+            "reviews.html",
+            {
+                "incident": incident,
+                "nav_incident": incident,
+                "page": page,
+                "entries": [
+                    {
+                        "item": item,
+                        "earlier": ReviewOut.of(item.earlier_review, item.run.id)
+                        if item.earlier_review is not None
+                        else None,
+                    }
+                    for item in page.items
+                ],
+                "decided_report": decided_report,
+                "refused": refused or {},
+                "review_values": list(ReviewValue),
+                "review_meanings": REVIEW_MEANINGS,
+                "max_note": MAX_NOTE_CHARACTERS,
+            },
+            status_code,
+        )
+
+
+@router.get("/incidents/{incident_id}/reviews", include_in_schema=False)
+async def reviews_page(request: Request, incident_id: str) -> Response:
+    number = _page_number(request)
+    if number is None:
+        message = f"Page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}."
+        return render(request, "error.html", {"title": "No such page", "message": message}, 422)
+    return await run_in_threadpool(_reviews_page, request, incident_id, number)
+
+
+@router.post("/reports/{report_id}/review", include_in_schema=False)
+async def review_form(request: Request, report_id: str) -> Response:
+    """The Reviews page's form (and the report page's "Change the decision")."""
+    submitted = await request.form()
+
+    def text(name: str) -> str:
+        value = submitted.get(name, "")
+        return value if isinstance(value, str) else ""
+
+    return await run_in_threadpool(
+        _review_form, request, report_id, text("decision"), text("note"), text("back")
+    )
+
+
+def _review_form(request: Request, report_id: str, value: str, note: str, back: str) -> Response:
+    with database(request).sessions() as session:
+        try:
+            row = review_queue.decide(session, report_id, reviews.parse_value(value), note)
+        except NotFoundError as exc:
+            return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
+        except ReviewRefusedError as exc:
+            title = "Nothing to review"
+            return render(request, "error.html", {"title": title, "message": str(exc)}, 409)
+        except InvalidInputError as exc:
+            try:
+                incident_id = queries.get_report(session, report_id).incident_id
+            except NotFoundError as missing:
+                context = {"title": "Not found", "message": str(missing)}
+                return render(request, "error.html", context, 404)
+            if back == "report":
+                title = "Decision not recorded"
+                return render(request, "error.html", {"title": title, "message": str(exc)}, 422)
+            refused = {"report_id": report_id, "message": str(exc), "decision": value, "note": note}
+            return _reviews_page(request, incident_id, 1, refused, 422)
+    if back == "report":
+        return RedirectResponse(
+            f"/reports/{quote(row.report_id)}?reviewed=1#review-decision", status_code=303
+        )
+    return RedirectResponse(
+        f"/incidents/{quote(row.incident_id)}/reviews?decided={quote(row.report_id)}",
+        status_code=303,
+    )
+
+
+def review_card_context(session: Session, report: Report) -> dict[str, Any]:
+    """The result card's names for the person's decision (read only)."""
+    return {
+        "review": current_review(session, report.id),
+        "reviews_url": f"/incidents/{quote(report.incident_id)}/reviews",
+        "review_values": list(ReviewValue),
+        "review_meanings": REVIEW_MEANINGS,
+        "max_note": MAX_NOTE_CHARACTERS,
+    }
