@@ -1,11 +1,12 @@
-"""What the PFIF and shelter-list imports and the export need from person identity
-(issue 11) and review decisions, behind one small seam.
+"""What the PFIF and shelter-list imports and the export need from person identity and
+review decisions, in one place.
 
 Every function here is the interchange's only way to: find or create the person a
-record is about (the identity matching rule, never a silent merge), list a person's
-alternate names and look-alikes, tell which reports a person reviewed as first-hand,
-and list the "same" decisions between people. Each reads in batches, so the export runs
-a fixed number of statements per batch of people.
+record is about (:func:`trace_app.domain.identity.match_or_create_person`, never a
+silent merge), list people's alternate names and a new person's look-alikes, tell which
+reports a person reviewed as first-hand (:func:`trace_app.domain.reviews.latest_reviews`)
+and list the "same" decisions between people (:mod:`trace_app.domain.links`). The
+export's readers take a batch of people or reports and run a fixed number of statements.
 """
 
 from __future__ import annotations
@@ -13,13 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from trace_app.domain.search import search_key
-from trace_app.domain.text import clean_name, name_key
-from trace_app.store.models import Person
-from trace_app.store.types import new_id
+from trace_app.domain import identity, links, reviews
+from trace_app.store.models import Person, PersonAlternateName, PersonLink
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,47 +37,60 @@ def match_person(
     age: int | None,
     alternate_names: Sequence[str] = (),
 ) -> tuple[Person, bool]:
-    """The person a record about ``name`` is about, and whether it was created now.
-
-    Until the identity rule (``match_or_create_person``) is merged this is the current
-    publish rule: one person per normalised name in the incident."""
-    display = clean_name(name)
-    key = name_key(display)
-    person = session.scalars(
-        select(Person).where(Person.incident_id == incident_id, Person.name_key == key)
-    ).first()
-    if person is not None:
-        if person.age is None and age is not None:
-            person.age = age
-        return person, False
-    person = Person(
-        id=new_id("per"),
-        incident_id=incident_id,
-        name=display,
-        name_key=key,
-        search_key=search_key(display),
-        age=age,
-    )
-    session.add(person)
+    """The person a record about ``name`` is about (the identity rule: a confident
+    match, else a new person), and whether it was created now."""
+    person = identity.match_or_create_person(session, incident_id, name, age, alternate_names)
+    created = person in session.new
     session.flush()
-    return person, True
+    return person, created
 
 
 def look_alikes(session: Session, person: Person) -> list[LookAlike]:
-    """People who may be the same as ``person`` (computed when asked, never stored)."""
-    return []
+    """People who may be the same as ``person``, with the identity rule's reasons."""
+    return [
+        LookAlike(d.person_id, d.name, tuple(r.words for r in d.reasons))
+        for d in identity.possible_duplicates(session, person)
+    ]
 
 
 def alternate_names(session: Session, person_ids: Sequence[str]) -> dict[str, list[str]]:
-    """Each person's alternate names, by person id."""
-    return {}
+    """Each person's alternate names in their order, by person id (one statement)."""
+    names: dict[str, list[str]] = {}
+    if not person_ids:
+        return names
+    rows = session.execute(
+        select(PersonAlternateName.person_id, PersonAlternateName.name)
+        .where(PersonAlternateName.person_id.in_(list(person_ids)))
+        .order_by(PersonAlternateName.person_id, PersonAlternateName.position)
+    )
+    for person_id, name in rows:
+        names.setdefault(person_id, []).append(name)
+    return names
 
 
 def first_hand_report_ids(session: Session, report_ids: Sequence[str]) -> set[str]:
-    """The reports whose latest review decision says a person confirmed them first-hand."""
-    return set()
+    """The reports whose latest review decision says a person confirmed them first-hand
+    (never a model's label: only a person's decision counts)."""
+    latest = reviews.latest_reviews(session, report_ids)
+    return {
+        report_id
+        for report_id, decision in latest.items()
+        if decision.decision == reviews.ReviewValue.FIRST_HAND.value
+    }
 
 
 def same_person_ids(session: Session, person_ids: Sequence[str]) -> dict[str, list[str]]:
-    """For each person, the people a person decided are the same (current decisions)."""
-    return {}
+    """For each person with a decided link, the people decided the same as it (directly
+    or through others, :func:`trace_app.domain.links.same_person_ids`). One statement
+    finds who has any decision; only they are asked."""
+    if not person_ids:
+        return {}
+    ids = list(person_ids)
+    linked: set[str] = set()
+    for a, b in session.execute(
+        select(PersonLink.person_a_id, PersonLink.person_b_id).where(
+            or_(PersonLink.person_a_id.in_(ids), PersonLink.person_b_id.in_(ids))
+        )
+    ):
+        linked.update((a, b))
+    return {pid: links.same_person_ids(session, pid) for pid in ids if pid in linked}

@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 
 from trace_app.domain import interchange_people
 from trace_app.domain.errors import InvalidInputError, NotFoundError, PublishError, TraceError
+from trace_app.domain.identity import MAX_ALTERNATE_NAMES
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
 from trace_app.domain.text import MAX_SUMMARY_CHARACTERS
 from trace_app.interchange.pfif import DEFAULT_MAX_BYTES, RawRecord, read_pfif
@@ -53,6 +54,9 @@ from trace_app.store.types import new_id
 
 # At most this many flagged, skipped and invalid entries are listed (all are counted).
 MAX_LISTED = 1000
+# Look-alikes are looked for among the first this many people an import adds (each look
+# compares with the whole incident); the People page shows them for everyone.
+MAX_LOOK_ALIKE_CHECKS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +232,11 @@ class _Importer:
             self.summary.skip("person", record.record_id, why)
         else:
             try:
-                PersonInput(name=record.full_name, age=record.age)
+                PersonInput(
+                    name=record.full_name,
+                    age=record.age,
+                    alternate_names=list(record.alternate_names[:MAX_ALTERNATE_NAMES]),
+                )
             except ValidationError as exc:
                 self.summary.refuse(
                     InvalidRecord("person", record.record_id, record.index, validation_reasons(exc))
@@ -251,12 +259,16 @@ class _Importer:
             self.incident.id,
             record.full_name,
             record.age,
-            record.alternate_names,
+            record.alternate_names[:MAX_ALTERNATE_NAMES],
         )
         fields = _person_fields(record)
         if created:
             self.summary.people_added += 1
-            for other in interchange_people.look_alikes(self.session, person):
+            if self.summary.people_added > MAX_LOOK_ALIKE_CHECKS:
+                others: list[interchange_people.LookAlike] = []
+            else:
+                others = interchange_people.look_alikes(self.session, person)
+            for other in others:
                 self.summary.flag(
                     Flagged(
                         record.record_id,
@@ -328,7 +340,7 @@ class _Importer:
                 original_text=record.text.strip()
                 or f"{fallback} and no text ({record.record_id}).",
                 reported_at=record.source_date,
-                person=PersonInput(name=person.name),
+                person=PersonInput(name=person.name, person_id=person.id),
                 status=status,
                 location=record.last_known_location,
             )
