@@ -329,21 +329,25 @@ class _Importer:
         self.notes_seen.add(record.record_id)
         self._add_note(record, person, status)
 
-    def _add_note(self, record: NoteRecord, person: Person, status: Any) -> None:
-        source = record.author_name or record.record_id.split("/", 1)[0]
+    def publish_input(
+        self, record: NoteRecord, name: str, person_id: str | None, status: Any
+    ) -> PublishReportInput:
+        """The report a note becomes (raises pydantic's ValidationError)."""
         fallback = f"PFIF note with status {record.status or 'none'}"
+        return PublishReportInput(
+            incident_id=self.incident.id,
+            source=record.author_name or record.record_id.split("/", 1)[0],
+            summary=_summary_line(record.text, fallback),
+            original_text=record.text.strip() or f"{fallback} and no text ({record.record_id}).",
+            reported_at=record.source_date,
+            person=PersonInput(name=name, person_id=person_id),
+            status=status,
+            location=record.last_known_location,
+        )
+
+    def _add_note(self, record: NoteRecord, person: Person, status: Any) -> None:
         try:
-            data = PublishReportInput(
-                incident_id=self.incident.id,
-                source=source,
-                summary=_summary_line(record.text, fallback),
-                original_text=record.text.strip()
-                or f"{fallback} and no text ({record.record_id}).",
-                reported_at=record.source_date,
-                person=PersonInput(name=person.name, person_id=person.id),
-                status=status,
-                location=record.last_known_location,
-            )
+            data = self.publish_input(record, person.name, person.id, status)
             report = publish_report(self.session, data)
         except ValidationError as exc:
             self.summary.refuse(
@@ -436,6 +440,29 @@ def import_pfif(
     return importer.summary
 
 
+def _row_problems(importer: _Importer, raw: RawRecord) -> list[str]:
+    """Why a shelter-list row (a person and its one note) cannot be imported, if it
+    cannot: the record rules, then the report the note would become."""
+    person = person_record(raw)
+    note = note_record(raw.notes[0])
+    reasons = [
+        r
+        for checked in (person, note)
+        if isinstance(checked, InvalidRecord)
+        for r in checked.reasons
+    ]
+    if reasons or not isinstance(person, PersonRecord) or not isinstance(note, NoteRecord):
+        return reasons
+    override = raw.notes[0].fields.get(TRACE_STATUS_FIELD)
+    status = ClaimStatus(override) if override else claim_status(note)
+    try:
+        PersonInput(name=person.full_name, age=person.age)
+        importer.publish_input(note, person.full_name, None, status)
+    except ValidationError as exc:
+        return list(validation_reasons(exc))
+    return []
+
+
 def import_shelter_csv(
     session: Session,
     incident_id: str,
@@ -467,11 +494,7 @@ def import_shelter_csv(
         importer.summary.skip("column", column, "not a column Trace reads; ignored")
     for raw, problems in rows.records:
         # a row is one person and one note: refused whole, before anything is added
-        checked = [person_record(raw), *(note_record(n) for n in raw.notes)]
-        reasons = [
-            *problems,
-            *(r for c in checked if isinstance(c, InvalidRecord) for r in c.reasons),
-        ]
+        reasons = [*problems, *_row_problems(importer, raw)]
         if reasons:
             importer.summary.refuse(InvalidRecord("row", raw.record_id, raw.index, tuple(reasons)))
             continue
