@@ -205,7 +205,8 @@ def main() -> None:
             )
         imported, exported, db_size = database_figures(folder)
         print(
-            f"database (SQLite, {DB_PERSONS} persons, {DB_PERSONS * NOTES_PER_PERSON} notes): import {imported:.1f} s, "
+            f"database (SQLite, {DB_PERSONS} persons, {DB_PERSONS * NOTES_PER_PERSON} notes): "
+            f"import {imported:.1f} s, "
             f"export {exported:.2f} s ({db_size:,} bytes)"
         )
         assert export_ratio <= MAX_RATIO, export_ratio
