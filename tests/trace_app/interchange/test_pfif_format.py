@@ -169,3 +169,23 @@ def test_writer_streams_in_batches() -> None:
     chunks = list(iter_pfif(persons, batch=3))
     assert len(chunks) == 1 + 3 + 1  # header, three full batches, the rest with the footer
     assert len(_read(b"".join(chunks))) == 10
+
+
+def test_pfif_settings() -> None:
+    from trace_app.settings import SettingsError, TraceSettings
+
+    settings = TraceSettings.from_env(
+        {"TRACE_PFIF_DOMAIN": "trace.example.org", "TRACE_PFIF_MAX_BYTES": "2048"},
+        cwd=Path("/tmp"),
+    )
+    assert (settings.pfif_domain, settings.pfif_max_bytes) == ("trace.example.org", 2048)
+    defaults = TraceSettings.from_env({}, cwd=Path("/tmp"))
+    assert (defaults.pfif_domain, defaults.pfif_max_bytes) == ("trace.invalid", 64 * 1024 * 1024)
+    for env in (
+        {"TRACE_PFIF_DOMAIN": "a/b"},
+        {"TRACE_PFIF_DOMAIN": "-x.org"},
+        {"TRACE_PFIF_MAX_BYTES": "12"},
+        {"TRACE_PFIF_MAX_BYTES": "lots"},
+    ):
+        with pytest.raises(SettingsError):
+            TraceSettings.from_env(env, cwd=Path("/tmp"))
