@@ -171,14 +171,25 @@ def _split(tag: str) -> tuple[str, str]:
     return "", tag
 
 
-def _fields(element: Any, names: frozenset[str]) -> dict[str, str]:
+def _tags(names: frozenset[str]) -> dict[str, str]:
+    """Every ``{namespace}name`` of these fields in any PFIF version -> its 1.4 name."""
+    return {
+        f"{{{ns}}}{name}": RENAMED_FIELDS.get(name, name) for ns in NAMESPACES for name in names
+    }
+
+
+_PERSON_TAGS = _tags(_PERSON_NAMES)
+_NOTE_TAGS = _tags(_NOTE_NAMES)
+
+
+def _fields(element: Any, tags: dict[str, str]) -> dict[str, str]:
     values: dict[str, str] = {}
     for child in element:
-        ns, local = _split(child.tag)
-        if ns not in NAMESPACES or local not in names:
+        name = tags.get(child.tag)
+        if name is None:
             continue
-        name = RENAMED_FIELDS.get(local, local)
-        text = "".join(child.itertext()).strip()
+        text = (child.text or "") if len(child) == 0 else "".join(child.itertext())
+        text = text.strip()
         if text and name not in values:
             values[name] = text
     return values
@@ -225,7 +236,7 @@ def read_pfif(source: IO[bytes], *, max_bytes: int = DEFAULT_MAX_BYTES) -> Itera
                 if person is not None and ns in NAMESPACES and local == "note":
                     index += 1
                     note = RawRecord(
-                        "note", _fields(element, _NOTE_NAMES), NAMESPACES[ns], index, True
+                        "note", _fields(element, _NOTE_TAGS), NAMESPACES[ns], index, True
                     )
                     person.notes.append(note)
                     element.clear()
@@ -233,14 +244,14 @@ def read_pfif(source: IO[bytes], *, max_bytes: int = DEFAULT_MAX_BYTES) -> Itera
                 ns, local = _split(element.tag)
                 if ns in NAMESPACES and local == "person" and person is not None:
                     record, person = person, None
-                    record.fields = _fields(element, _PERSON_NAMES)
+                    record.fields = _fields(element, _PERSON_TAGS)
                     for note in record.notes:
                         note.fields.setdefault("person_record_id", record.record_id)
                     root.clear()
                     yield record
                 elif ns in NAMESPACES and local == "note":
                     index += 1
-                    note = RawRecord("note", _fields(element, _NOTE_NAMES), NAMESPACES[ns], index)
+                    note = RawRecord("note", _fields(element, _NOTE_TAGS), NAMESPACES[ns], index)
                     root.clear()
                     yield note
                 else:
