@@ -2,9 +2,10 @@
 
 Prints the median latency of :func:`trace_app.domain.search.search_people` (a typo
 query, a Latin query for a Devanagari name, and a filtered query) and of an exact
-``name_key`` lookup that the unique index serves, and their ratio, measured in one run.
-The target is at most 50 ms per search. A temporary SQLite database; the people are
-inserted with Core statements, shaped like what publish_report writes.
+``name_key`` lookup that the (incident, name_key) index serves, and their ratio,
+measured in one run. The target is at most 50 ms per search. A temporary SQLite
+database; the people are inserted with Core statements, shaped like what publish_report
+writes.
 
     .venv/bin/python bench/bench_people_search.py [--rounds 30]
 """

@@ -95,6 +95,8 @@ def _runner(
                     case.path_parameters[name] = value
             if isinstance(case.body, dict) and "incident_id" in case.body:
                 case.body["incident_id"] = real_ids["incident_id"]
+            if isinstance(case.body, dict) and "other_person_id" in case.body:
+                case.body["other_person_id"] = real_ids["other_person_id"]
         response = case.call()
         statuses[operation.label, response.status_code] += 1
         try:
@@ -117,7 +119,14 @@ def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
         incident_id = client.get("/api/incidents").json()["items"][0]["id"]
         report_id = client.get(f"/api/incidents/{incident_id}/reports").json()["items"][0]["id"]
         alert_id = client.get(f"/api/incidents/{incident_id}/alerts").json()["items"][0]["id"]
-    real_ids = {"incident_id": incident_id, "report_id": report_id, "alert_id": alert_id}
+        people = client.get(f"/api/incidents/{incident_id}/people").json()["items"]
+    real_ids = {
+        "incident_id": incident_id,
+        "report_id": report_id,
+        "alert_id": alert_id,
+        "person_id": people[0]["id"],
+        "other_person_id": people[1]["id"],
+    }
     cases: Counter[str] = Counter()
     statuses: Counter[tuple[str, int]] = Counter()
     failures: list[str] = []
@@ -143,4 +152,6 @@ def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     assert all(cases[op.label] > 0 for op in operations), failures
     assert statuses["POST /api/reports", 201] > 0  # valid reports were published
     assert statuses["GET /api/incidents/{incident_id}/people", 200] > 0
+    assert statuses["GET /api/people/{person_id}", 200] > 0
+    assert statuses["POST /api/people/{person_id}/links", 201] > 0  # decisions were recorded
     assert not failures, "\n".join(dict.fromkeys(failures))

@@ -96,3 +96,43 @@ def test_search_key_filled_for_people_stored_before_0005(db_url: str) -> None:
             assert key.scalar_one() == "sunita rai"
     finally:
         engine.dispose()
+
+
+def test_0006_keeps_people_and_allows_two_with_one_name(db_url: str) -> None:
+    from sqlalchemy import text
+
+    engine = make_engine(db_url)
+    try:
+        config = alembic_config()
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0005")
+            conn.execute(
+                text(
+                    "INSERT INTO incidents (id, name, description, created_at) "
+                    "VALUES ('inc_1', 'Old', '', '2026-07-15 08:00:00')"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO people (id, incident_id, name, name_key, search_key, age) "
+                    "VALUES ('per_1', 'inc_1', 'Ram Thapa', 'ram thapa', 'ram thapa', 8)"
+                )
+            )
+        migrate(engine)
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO people (id, incident_id, name, name_key, search_key, age) "
+                    "VALUES ('per_2', 'inc_1', 'Ram Thapa', 'ram thapa', 'ram thapa', 71)"
+                )
+            )
+            rows = conn.execute(text("SELECT id, search_key FROM people ORDER BY id")).all()
+        assert [tuple(r) for r in rows] == [("per_1", "ram thapa"), ("per_2", "ram thapa")]
+        with engine.connect() as conn:
+            assert not any(
+                u["name"] == "uq_people_incident_name"
+                for u in inspect(conn).get_unique_constraints("people")
+            )
+    finally:
+        engine.dispose()

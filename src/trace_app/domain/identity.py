@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from anyascii import anyascii
 from rapidfuzz import fuzz, process
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from trace_app.domain.errors import InvalidReportError, NotFoundError
@@ -105,20 +105,24 @@ def clean_alternate_names(names: Iterable[str], primary: str = "") -> list[str]:
 
 
 def _same_name_people(session: Session, incident_id: str, key: str) -> list[Person]:
-    alternate = select(PersonAlternateName.person_id).where(
-        PersonAlternateName.incident_id == incident_id, PersonAlternateName.name_key == key
-    )
-    return list(
-        session.scalars(
-            select(Person)
-            .where(
-                Person.incident_id == incident_id,
-                or_(Person.name_key == key, Person.id.in_(alternate)),
-            )
-            .order_by(Person.id)
-            .options(selectinload(Person.alternate_names))
+    """People of the incident whose name or an alternate name has ``key`` (two lookups,
+    each served by its (incident, name_key) index), in id order."""
+    found = {
+        p.id: p
+        for p in session.scalars(
+            select(Person).where(Person.incident_id == incident_id, Person.name_key == key)
         ).all()
-    )
+    }
+    for pid in session.scalars(
+        select(PersonAlternateName.person_id).where(
+            PersonAlternateName.incident_id == incident_id, PersonAlternateName.name_key == key
+        )
+    ).all():
+        if pid not in found:
+            person = session.get(Person, pid)
+            if person is not None:
+                found[pid] = person
+    return [found[pid] for pid in sorted(found)]
 
 
 def add_alternate_names(person: Person, names: Iterable[str]) -> None:
@@ -273,7 +277,7 @@ def name_reasons(a: str, b: str, age_a: int | None, age_b: int | None) -> list[D
         ]
     pairs = _confusable_pairs(va, vb)
     if pairs:
-        shown = "; ".join(f"{_describe(x)} for {_describe(y)}" for x, y in pairs[:3])
+        shown = "; ".join(f"{_describe(y)} where {a} has {_describe(x)}" for x, y in pairs[:3])
         return [
             DuplicateReason(
                 Reason.CONFUSABLE, f"{b} looks the same but has other characters: {shown}{ages}."
@@ -287,7 +291,8 @@ def name_reasons(a: str, b: str, age_a: int | None, age_b: int | None) -> list[D
     if sa == sb:
         return [
             DuplicateReason(
-                Reason.TRANSLITERATION, f"{a} and {b} read the same in Latin letters ({sa})."
+                Reason.TRANSLITERATION,
+                f"{a} and {b} read the same once accents and scripts are set aside ({sa}).",
             )
         ]
     score = fuzz.ratio(sa, sb)
@@ -301,61 +306,73 @@ def name_reasons(a: str, b: str, age_a: int | None, age_b: int | None) -> list[D
     return []
 
 
-@dataclass(frozen=True, slots=True)
-class _Known:
-    person_id: str
-    name: str
-    age: int | None
-    names: tuple[str, ...]
-
-
-def _incident_people(session: Session, incident_id: str) -> list[_Known]:
-    rows = session.execute(
-        select(Person.id, Person.name, Person.age).where(Person.incident_id == incident_id)
-    ).all()
-    alternates: dict[str, list[str]] = {}
-    for pid, alt in session.execute(
+def _alternates(session: Session, person_ids: list[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    if not person_ids:
+        return found
+    for pid, alt in session.connection().execute(
         select(PersonAlternateName.person_id, PersonAlternateName.name)
-        .where(PersonAlternateName.incident_id == incident_id)
+        .where(PersonAlternateName.person_id.in_(person_ids))
         .order_by(PersonAlternateName.position)
     ):
-        alternates.setdefault(pid, []).append(alt)
-    return [_Known(pid, name, age, (name, *alternates.get(pid, ()))) for pid, name, age in rows]
+        found.setdefault(pid, []).append(alt)
+    return found
 
 
 def duplicate_candidates(
     session: Session, person: Person, excluded: Iterable[str] = ()
 ) -> list[PossibleDuplicate]:
     """The look-alikes of ``person`` in its incident (see the module docstring), leaving
-    out ``excluded`` ids, in name order. Reads the incident's names once."""
-    everyone = _incident_people(session, person.incident_id)
-    me = next((k for k in everyone if k.person_id == person.id), None)
-    if me is None:
-        return []
+    out ``excluded`` ids, in name order. Reads the incident's stored search keys once
+    (Core rows: thousands are read on every call); a first pass over them (``rapidfuzz``,
+    in C) picks the few worth comparing name by name."""
     skip = {person.id, *excluded}
-    others = [k for k in everyone if k.person_id not in skip]
-    lines = [search_key(_visible(name_key(n))) for k in others for n in k.names]
-    owners = [i for i, k in enumerate(others) for _ in k.names]
-    near: set[int] = set()
-    for mine in me.names:
-        query = search_key(_visible(name_key(mine)))
-        for _, _, line in process.extract(
+    rows = [
+        (pid, key)
+        for pid, key in session.connection()
+        .execute(
+            select(Person.id, Person.search_key).where(Person.incident_id == person.incident_id)
+        )
+        .all()
+        if pid not in skip
+    ]
+    lines: list[str] = []
+    owners: list[str] = []
+    keyless: list[str] = []
+    for pid, key in rows:
+        if not key:
+            keyless.append(pid)
+        for line in key.split("\n"):
+            lines.append(line)
+            owners.append(pid)
+    mine = person.search_key or search_key(person.name)
+    near: set[str] = set()
+    for query in mine.split("\n"):
+        if not query:
+            near.update(keyless)  # no Latin reading: compare with the others that have none
+            continue
+        for _, _, at in process.extract(
             query, lines, scorer=fuzz.ratio, score_cutoff=_PREFILTER_SCORE, limit=None
         ):
-            near.add(owners[line])
-        # names with no Latin reading at all (anyascii gives nothing) are compared as they are
-        if not query:
-            near.update(i for i, k in enumerate(others) if any(not search_key(n) for n in k.names))
+            near.add(owners[at])
+    if not near:
+        return []
+    others = (
+        session.connection()
+        .execute(select(Person.id, Person.name, Person.age).where(Person.id.in_(sorted(near))))
+        .all()
+    )
+    alternates = _alternates(session, [person.id, *(o[0] for o in others)])
+    my_names = [person.name, *alternates.get(person.id, ())]
     found: list[PossibleDuplicate] = []
-    for index in sorted(near, key=lambda i: (name_key(others[i].name), others[i].person_id)):
-        other = others[index]
+    for pid, name, age in sorted(others, key=lambda o: (name_key(o[1]), o[0])):
         reasons: dict[str, DuplicateReason] = {}
-        for mine in me.names:
-            for theirs in other.names:
-                for reason in name_reasons(mine, theirs, me.age, other.age):
+        for mine_name in my_names:
+            for theirs in (name, *alternates.get(pid, ())):
+                for reason in name_reasons(mine_name, theirs, person.age, age):
                     reasons.setdefault(reason.code, reason)
         if reasons:
-            found.append(PossibleDuplicate(other.person_id, other.name, tuple(reasons.values())))
+            found.append(PossibleDuplicate(pid, name, tuple(reasons.values())))
     return found
 
 

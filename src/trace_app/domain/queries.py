@@ -274,6 +274,17 @@ def get_alert(session: Session, alert_id: str) -> AlertListing:
     return AlertListing(*row)
 
 
+def person_alerts(session: Session, person_id: str) -> list[AlertListing]:
+    """Every alert of one person, newest first, with its source: one statement."""
+    rows = session.execute(
+        _ALERT_COLUMNS.where(Alert.person_id == bindparam("person_id")).order_by(
+            Alert.position.desc(), Alert.id.desc()
+        ),
+        {"person_id": person_id},
+    )
+    return [AlertListing(*row) for row in rows]
+
+
 def reports_page(
     session: Session, incident_id: str, *, offset: int = 0, limit: int = PEOPLE_PER_PAGE
 ) -> Page[Report]:

@@ -53,6 +53,7 @@ class ReportOut(BaseModel):
     original_text: str
     reported_at: datetime
     references: list[str]
+    person_id: str = Field(description="The person the report is about (found or created).")
     person: PersonRef
     person_age_reported: int | None
     status: str
@@ -70,6 +71,7 @@ class ReportOut(BaseModel):
             original_text=report.original_text,
             reported_at=report.reported_at,
             references=list(report.references),
+            person_id=report.person.id,
             person=PersonRef(id=report.person.id, name=report.person.name, age=report.person.age),
             person_age_reported=report.person_age,
             status=report.status,

@@ -24,7 +24,7 @@ from trace_app.demo.seed import ensure_seeded
 from trace_app.plugins import load_optional_parts
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
-from trace_app.web import api, interchange_routes, pages
+from trace_app.web import api, interchange_routes, pages, person_routes
 from trace_app.web.deps import ReportContextProvider, make_templates
 from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.security import SecurityMiddleware
@@ -90,6 +90,8 @@ def create_app(
     app.include_router(api.router)
     app.include_router(interchange_routes.router)
     app.include_router(pages.router)
+    app.include_router(person_routes.api_router)
+    app.include_router(person_routes.page_router)
     _include_investigation_routes(app)
     return app
 

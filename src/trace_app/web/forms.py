@@ -29,11 +29,18 @@ LABELS = {
     "references": "References",
     "person_name": "Person's name",
     "person_age": "Age",
+    "person_alternate_names": "Other names",
+    "person_id": "Existing person's id",
     "status": "Status",
     "location": "Location",
 }
 # Input fields (as the domain names them) -> form fields.
-FORM_FIELDS = {"person.name": "person_name", "person.age": "person_age"}
+FORM_FIELDS = {
+    "person.name": "person_name",
+    "person.age": "person_age",
+    "person.alternate_names": "person_alternate_names",
+    "person.person_id": "person_id",
+}
 AGE_MESSAGE = f"Age must be a whole number from 0 to {MAX_AGE}."
 
 
@@ -70,6 +77,8 @@ class ReportForm:
     references: str = ""
     person_name: str = ""
     person_age: str = ""
+    person_alternate_names: str = ""
+    person_id: str = ""
     status: str = ClaimStatus.MISSING.value
     location: str = ""
     errors: list[str] = field(default_factory=list)
@@ -103,6 +112,8 @@ class ReportForm:
             references=text("references"),
             person_name=text("person_name"),
             person_age=text("person_age"),
+            person_alternate_names=text("person_alternate_names"),
+            person_id=text("person_id"),
             status=text("status") or ClaimStatus.MISSING.value,
             location=text("location"),
         )
@@ -159,7 +170,14 @@ class ReportForm:
                     "original_text": self.original_text,
                     "reported_at": reported_at,
                     "references": [line for line in self.references.splitlines() if line.strip()],
-                    "person": {"name": self.person_name, "age": age},
+                    "person": {
+                        "name": self.person_name,
+                        "age": age,
+                        "alternate_names": [
+                            n for n in self.person_alternate_names.splitlines() if n.strip()
+                        ],
+                        "person_id": self.person_id.strip() or None,
+                    },
                     "status": ClaimStatus(self.status),
                     "location": self.location,
                 }

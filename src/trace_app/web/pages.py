@@ -21,7 +21,7 @@ from trace_app.domain.errors import (
 )
 from trace_app.domain.publish import publish_and_commit
 from trace_app.domain.search import AlertFilter
-from trace_app.store.models import AlertState, ClaimStatus, Incident, Report
+from trace_app.store.models import AlertState, ClaimStatus, Incident, Person, Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, database, get_session, is_demo, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
 
@@ -259,6 +259,14 @@ def organizations(request: Request, session: Session = Depends(get_session)) -> 
         form = ReportForm.from_example(incident_id)
     else:
         form = ReportForm(incident_id=incident_id, status=ClaimStatus.MISSING.value)
+    # "Publish a report about this person" on a person page
+    person_id = request.query_params.get("person_id", "").strip()
+    if person_id:
+        form.person_id = person_id
+        person = session.get(Person, person_id)
+        if person is not None and person.incident_id == incident_id:
+            form.person_name = person.name
+            form.person_age = "" if person.age is None else str(person.age)
     return _form_page(request, session, form)
 
 
