@@ -5,7 +5,8 @@ response must not be a server error and must conform to the schema: its status c
 documented, its content type and body match. Negative cases must be refused with a 4xx.
 The figures (operations, cases, failures) are printed at the end (``pytest -s``).
 
-On a demo server (``POST /api/demo/reset`` then works) with live checks switched off (no
+On a demo server (``POST /api/demo/reset`` then works, and re-creates the shipped
+REPLAYED runs, two of which await a person's review) with live checks switched off (no
 passphrase), so no model is ever asked. ``FUZZ_EXAMPLES`` sets the examples per
 operation and mode (default 120: about 2,000 cases, well under a minute here).
 """
@@ -34,6 +35,7 @@ from schemathesis.checks import (
 )
 
 from trace_app.demo import seed
+from trace_app.investigation import replay_recorded_runs
 from trace_app.settings import TraceSettings
 from trace_app.web.app import create_app
 
@@ -62,6 +64,8 @@ def fuzz_app(
 ) -> Iterator[Any]:
     for name in ("TRACE_LIVE_PASSPHRASE", "NVIDIA_NIM_API_KEY", "TRACE_MODEL_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+    # the shipped REPLAYED runs, so that the review queue holds results to decide
+    isolated_hooks.append(replay_recorded_runs)
     app = create_app(sqlite_settings)
     with TestClient(app):  # runs the lifespan
         yield app
@@ -117,7 +121,9 @@ def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     )
     with TestClient(fuzz_app) as client:
         incident_id = client.get("/api/incidents").json()["items"][0]["id"]
-        report_id = client.get(f"/api/incidents/{incident_id}/reports").json()["items"][0]["id"]
+        # a report whose result awaits a person, so that decisions are recorded too
+        queue = client.get(f"/api/incidents/{incident_id}/reviews").json()["items"]
+        report_id = queue[0]["report_id"]
         alert_id = client.get(f"/api/incidents/{incident_id}/alerts").json()["items"][0]["id"]
         people = client.get(f"/api/incidents/{incident_id}/people").json()["items"]
     real_ids = {
@@ -154,4 +160,7 @@ def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     assert statuses["GET /api/incidents/{incident_id}/people", 200] > 0
     assert statuses["GET /api/people/{person_id}", 200] > 0
     assert statuses["POST /api/people/{person_id}/links", 201] > 0  # decisions were recorded
+    assert statuses["POST /api/reports/{report_id}/review", 201] > 0  # decisions recorded
+    assert statuses["GET /api/incidents/{incident_id}/reviews", 200] > 0
+    assert statuses["GET /api/incidents/{incident_id}/pfif", 200] > 0  # exports streamed
     assert not failures, "\n".join(dict.fromkeys(failures))

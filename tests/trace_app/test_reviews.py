@@ -407,3 +407,31 @@ def test_reviews_page_refusals(database: Database, incident: str, client: TestCl
     assert client.post("/reports/rep_nope/review", data=data).status_code == 404
     unchecked = publish(database, incident, UNCLEAR_TEXT)
     assert client.post(f"/reports/{unchecked}/review", data=data).status_code == 409
+
+
+def test_a_refused_form_on_a_later_page_shows_that_page_again(
+    database: Database, incident: str, client: TestClient
+) -> None:
+    reports = [publish(database, incident, f"{UNCLEAR_TEXT} No {n}.", n) for n in range(21)]
+    for n, report_id in enumerate(reports):
+        save_run(database, report_id, minutes=n)
+    second = client.get(f"/incidents/{incident}/reviews?page=2")
+    assert f'id="review-{reports[20]}"' in second.text
+    assert f'id="review-{reports[0]}"' not in second.text
+    token = client.cookies.get("trace_csrf")
+    refused = client.post(
+        f"/reports/{reports[20]}/review",
+        data={"decision": "first_hand", "note": " ", "back": "reviews", "page": "2"},
+        headers={"X-CSRF-Token": token or ""},
+    )
+    assert refused.status_code == 422
+    assert f'id="review-error-{reports[20]}"' in refused.text
+    assert "Write a note" in refused.text
+    for page in ("9" * 5000, "x", "-1"):  # never a server error: page 1 instead
+        again = client.post(
+            f"/reports/{reports[20]}/review",
+            data={"decision": "first_hand", "note": " ", "back": "reviews", "page": page},
+            headers={"X-CSRF-Token": token or ""},
+        )
+        assert again.status_code == 422 and f'id="review-{reports[0]}"' in again.text
+    assert decision_count(database) == 0

@@ -118,7 +118,7 @@ async def investigate_api(request: Request, report_id: ReportId) -> JSONResponse
     except NotFoundError as exc:
         return _not_found(str(exc))
     review = await run_in_threadpool(review_json, request, report_id)
-    return JSONResponse({**result.as_json(), "review": review})
+    return JSONResponse(_with_review(result, review))
 
 
 @router.get("/api/reports/{report_id}/investigation", responses={**COMMON_RESPONSES, **NOT_FOUND})
@@ -129,7 +129,7 @@ def saved_investigation_api(request: Request, report_id: ReportId) -> JSONRespon
         return _not_found(str(exc))
     if result is None:
         return _not_found(f"No saved investigation for report {report_id!r}.")
-    return JSONResponse({**result.as_json(), "review": review_json(request, report_id)})
+    return JSONResponse(_with_review(result, review_json(request, report_id)))
 
 
 @router.get(
@@ -238,6 +238,16 @@ def _checked_now(request: Request, report: Report) -> dict[str, Any]:
     token = request.query_params.get("check", "")
     result = recent_checks(request).get(token, report.id) if token else None
     return card_context(result) if result is not None else {}
+
+
+def _with_review(result: InvestigationResult, review: dict[str, Any] | None) -> dict[str, Any]:
+    """The result's JSON with the person's current decision on the report's saved result,
+    also inside ``latest_saved_run`` (which is exactly what the saved-result GET shows)."""
+    data = result.as_json()
+    data["review"] = review
+    if data["latest_saved_run"] is not None:
+        data["latest_saved_run"]["review"] = review
+    return data
 
 
 def _review_names(request: Request, report_id: str) -> dict[str, Any]:

@@ -348,12 +348,17 @@ async def review_form(request: Request, report_id: str) -> Response:
         value = submitted.get(name, "")
         return value if isinstance(value, str) else ""
 
+    page = text("page")
+    number = int(page) if page.isascii() and page.isdigit() and len(page) <= 7 else 1
+    number = number if 1 <= number <= MAX_PAGE_NUMBER else 1
     return await run_in_threadpool(
-        _review_form, request, report_id, text("decision"), text("note"), text("back")
+        _review_form, request, report_id, text("decision"), text("note"), text("back"), number
     )
 
 
-def _review_form(request: Request, report_id: str, value: str, note: str, back: str) -> Response:
+def _review_form(
+    request: Request, report_id: str, value: str, note: str, back: str, number: int = 1
+) -> Response:
     with database(request).sessions() as session:
         try:
             row = review_queue.decide(session, report_id, reviews.parse_value(value), note)
@@ -372,7 +377,7 @@ def _review_form(request: Request, report_id: str, value: str, note: str, back: 
                 title = "Decision not recorded"
                 return render(request, "error.html", {"title": title, "message": str(exc)}, 422)
             refused = {"report_id": report_id, "message": str(exc), "decision": value, "note": note}
-            return _reviews_page(request, incident_id, 1, refused, 422)
+            return _reviews_page(request, incident_id, number, refused, 422)
     if back == "report":
         return RedirectResponse(
             f"/reports/{quote(row.report_id)}?reviewed=1#review-decision", status_code=303

@@ -362,6 +362,8 @@ RESULT_KEYS = {
     "evidence",
     "rules_version",
     "lowered_by_evidence",
+    # issue 15: the person's current decision on the report's saved result (or null)
+    "review",
 }
 CUE_KEYS = {"start", "end", "kind", "words", "language"}
 USAGE_KEYS = {"prompt_tokens", "completion_tokens", "estimated_tokens", "source"}
