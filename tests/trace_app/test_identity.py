@@ -153,7 +153,7 @@ def test_explicit_person_id_unknown_or_foreign_is_refused(database: Database) ->
 def test_alternate_names_are_stored_matched_and_searchable(database: Database) -> None:
     incident_id = make_incident(database)
     first = publish(
-        database, incident_id, "Sunita Rai", 25, alternate_names=["सुनिता राई", " ", "sunita rai"]
+        database, incident_id, "Sunita Rai", 25, alternate_names=["सुनिता राई", "sunita rai"]
     )
     with database.sessions() as s:
         person = s.get(Person, first)
@@ -240,12 +240,14 @@ def test_same_is_transitive(database: Database) -> None:
     a = publish(database, incident_id, "Asha Lama", 30)
     b = publish(database, incident_id, "Asha Lamaa", 30)
     c = publish(database, incident_id, "Aasha Lama", 30)
+    assert set(codes(database, a)) == {b, c}
     with database.session() as s:
         decide_link_and_commit(s, a, b, LinkDecision.SAME, "Same phone number.")
     with database.session() as s:
         decide_link_and_commit(s, c, b, LinkDecision.SAME, "Same village and parents.")
     with database.sessions() as s:
         assert set(same_person_ids(s, a)) == {b, c}
+    assert codes(database, a) == {}  # c is the same person through b: not offered
 
 
 @pytest.mark.parametrize(
@@ -273,3 +275,19 @@ def test_bad_decisions_are_refused_and_save_nothing(
         decide_link_and_commit(s, a, ids[other], decision, note)
     with database.sessions() as s:
         assert s.scalar(select(func.count()).select_from(PersonLink)) == 0
+
+
+def test_reset_deletes_alternate_names_and_decisions(database: Database) -> None:
+    from trace_app.demo.seed import reset_demo
+    from trace_app.store.models import PersonAlternateName
+
+    incident_id = make_incident(database)
+    a = publish(database, incident_id, "Maya Gurung", 30, alternate_names=["Maya G."])
+    b = publish(database, incident_id, "Maya Gurang", 30)
+    with database.session() as s:
+        decide_link_and_commit(s, a, b, LinkDecision.SAME, "Same card.")
+    with database.session() as s:
+        reset_demo(s)
+    with database.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(PersonLink)) == 0
+        assert s.scalar(select(func.count()).select_from(PersonAlternateName)) == 0

@@ -77,6 +77,11 @@ def test_wrong_person_id_is_a_typed_error(client: TestClient, incident: str) -> 
         "/api/reports", json=report(incident, "Kamala Test", 40, person={"person_id": "a b"})
     )
     assert bad.status_code == 422
+    blank = client.post(
+        "/api/reports", json=report(incident, "Kamala Test", 40, person={"alternate_names": [" "]})
+    )
+    assert blank.status_code == 422 and blank.json()["code"] == "invalid_report"
+    assert "blank" in blank.json()["detail"]
 
 
 def test_person_api_shows_everything(client: TestClient, incident: str) -> None:

@@ -1,11 +1,11 @@
 """Seeding and resetting the demo.
 
-:func:`reset_demo` deletes every incident, organisation, report, person, claim, alert,
-investigation run and review decision, seeds the demo again through
-:func:`publish_report` (the same path as the form), then calls each hook in
-:data:`after_reset_hooks` with the session. It never touches files (the model ledger
-included). The caller commits, so a reset is one transaction: a failing hook rolls the
-whole reset back.
+:func:`reset_demo` deletes every incident, organisation, report, person (with its
+alternate names and link decisions), claim, alert, investigation run and review
+decision, seeds the demo again through :func:`publish_report` (the same path as the
+form), then calls each hook in :data:`after_reset_hooks` with the session. It never
+touches files (the model ledger included). The caller commits, so a reset is one
+transaction: a failing hook rolls the whole reset back.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ from trace_app.store.models import (
     InvestigationRun,
     Organization,
     Person,
+    PersonAlternateName,
+    PersonLink,
     Report,
     ReviewDecision,
 )
@@ -57,6 +59,8 @@ _TABLES_IN_DELETE_ORDER: tuple[type[Any], ...] = (
     Alert,
     Claim,
     Report,
+    PersonLink,
+    PersonAlternateName,
     Person,
     Organization,
     Incident,

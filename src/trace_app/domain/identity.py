@@ -49,7 +49,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from trace_app.domain.errors import InvalidReportError, NotFoundError
-from trace_app.domain.links import decided_other_ids
+from trace_app.domain.links import decided_other_ids, same_person_ids
 from trace_app.domain.search import people_search_key, search_key
 from trace_app.domain.text import clean_name, name_key
 from trace_app.store.models import Person, PersonAlternateName
@@ -378,8 +378,11 @@ def duplicate_candidates(
 
 def possible_duplicates(session: Session, person: Person) -> list[PossibleDuplicate]:
     """The people of ``person``'s incident that may be the same person, with reasons,
-    leaving out every pair whose current decision is "same" or "different"."""
-    return duplicate_candidates(session, person, decided_other_ids(session, person.id))
+    leaving out every pair whose current decision is "same" or "different", and the
+    people decided "same" through others (A same as B, B same as C: C is not offered
+    to A)."""
+    decided = decided_other_ids(session, person.id) | set(same_person_ids(session, person.id))
+    return duplicate_candidates(session, person, decided)
 
 
 def get_person(session: Session, person_id: str) -> Person:

@@ -81,7 +81,7 @@ class PersonInput(BaseModel):
     alternate_names: list[PersonNameText] = Field(
         default_factory=list,
         max_length=MAX_ALTERNATE_NAMES,
-        description="Other names the person is known by; blank ones and repeats are dropped.",
+        description="Other names the person is known by; repeats are dropped.",
     )
     person_id: IdText | None = Field(
         default=None,
@@ -91,6 +91,15 @@ class PersonInput(BaseModel):
             "(at most 2 years apart), or creates a new person."
         ),
     )
+
+    @field_validator("alternate_names")
+    @classmethod
+    def _no_blank_alternate_names(cls, value: list[str]) -> list[str]:
+        if any(not item.strip() for item in value):
+            raise PydanticCustomError(
+                "blank", "An other name of the person is blank: remove the empty ones."
+            )
+        return value
 
 
 class PublishReportInput(BaseModel):

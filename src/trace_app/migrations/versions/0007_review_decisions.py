@@ -1,7 +1,7 @@
 """People's decisions about NEEDS_REVIEW investigation results
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-02
 
 ``review_decisions`` keeps every decision a person records about a report's
@@ -17,7 +17,7 @@ from alembic import op
 import trace_app.store.types
 
 revision: str = "0007"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """Record ids of imported PFIF persons and notes and shelter-list rows
 
 Revision ID: 0008
-Revises: 0006, 0007
+Revises: 0007
 Create Date: 2026-12-02
 
 ``interchange_records`` names each imported record by its record id (unique per incident
@@ -17,9 +17,7 @@ from alembic import op
 import trace_app.store.types
 
 revision: str = "0008"
-# Also the merge point of 0006 (person identity) and 0007 (review decisions), which
-# both follow 0005.
-down_revision: str | tuple[str, ...] | None = ("0006", "0007")
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
