@@ -28,13 +28,13 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
+from modelgate.answers import output_schema
 from modelgate.gateway import Gateway
 from modelgate.ledger import JsonFileLedger
 from modelgate.providers import OpenAICompatibleProvider, ProviderConfig
 from modelgate.providers.openai_http import encode_body
 from modelgate.recording import Recorder
 from modelgate.testing import StubChatServer, StubResponse
-from modelgate.typed import output_schema
 from modelgate.types import Message, ModelRequest
 
 ROUNDS = 2000

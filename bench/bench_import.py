@@ -23,7 +23,7 @@ print(json.dumps({{"elapsed": elapsed, "litellm": "litellm" in sys.modules}}))
 """
 MODELGATE = (
     "import modelgate, modelgate.gateway, modelgate.providers, modelgate.ledger\n"
-    "import modelgate.typed, modelgate.recording, modelgate.fingerprint, modelgate.prompts"
+    "import modelgate.answers, modelgate.recording, modelgate.fingerprint, modelgate.prompts"
 )
 LITELLM = "import litellm"
 

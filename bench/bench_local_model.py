@@ -34,6 +34,7 @@ from modelgate.local_server import LocalModelMissing, LocalModelServer, missing_
 from modelgate.providers import Provider, ProviderConfig, build_provider
 from modelgate.types import ModelRequest, ProviderResponse
 from trace_app.evaluation import EvalReport, load_cases, run_evaluation
+from trace_app.investigation.model_settings import ModelSettings
 from trace_app.local_model import model_for_commands
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,10 +70,10 @@ class RssSampler(threading.Thread):
         self.join()
 
 
-class TimedProvider:
+class TimedProvider(Provider):
     """Wraps the real provider: times each ``complete`` and keeps the body it sent."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Provider) -> None:
         self.inner = inner
         self.name = inner.name
         self.model = inner.model
@@ -87,10 +88,11 @@ class TimedProvider:
         self.bodies.append(response.request_body)
         return response
 
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        return self.inner.request_body(request)
+
     async def aclose(self) -> None:
-        closer = getattr(self.inner, "aclose", None)
-        if closer is not None:
-            await closer()
+        await self.inner.aclose()
 
 
 def warm_up(server: LocalModelServer) -> None:
@@ -165,7 +167,7 @@ def main() -> int:
 
     wall = time.perf_counter()
     try:
-        with model_for_commands(env=env) as choice:
+        with model_for_commands(ModelSettings.from_env(env)) as choice:
             server = choice.local_server
             assert isinstance(server, LocalModelServer) and server.pid is not None
             started_s = time.perf_counter() - wall

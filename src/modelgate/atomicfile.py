@@ -11,8 +11,8 @@ does not serialise concurrent writers (the last rename wins; callers that need o
 writer take a lock), and on file systems without atomic rename (some network mounts)
 the guarantee is only as good as the file system's.
 
-The request ledger keeps its own write path (``modelgate.ledger``) because it chooses
-its fsync order per file system to stay under a millisecond where that is safe.
+The request ledger writes through it too; its settlements pass ``sync_folder=False``
+(atomic at once, the new name durable with the file system's next commit).
 """
 
 from __future__ import annotations
@@ -35,8 +35,13 @@ def fsync_folder(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_write(path: Path) -> Iterator[BinaryIO]:
-    """Write ``path`` through a temporary sibling; publish it only if the block succeeds."""
+def atomic_write(path: Path, *, sync_folder: bool = True) -> Iterator[BinaryIO]:
+    """Write ``path`` through a temporary sibling; publish it only if the block succeeds.
+
+    The order is always the portable one: the temporary file is fsynced before the
+    rename (no name ever points at data not on disk), then the folder is fsynced (the
+    new name is on disk). ``sync_folder=False`` skips that last step: the replacement
+    is still atomic, but a power cut (not a crash) may bring the old file back."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
@@ -48,10 +53,12 @@ def atomic_write(path: Path) -> Iterator[BinaryIO]:
         os.replace(temp, path)
     finally:
         temp.unlink(missing_ok=True)
-    fsync_folder(path.parent)
+    if sync_folder:
+        fsync_folder(path.parent)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically and durably."""
-    with atomic_write(path) as handle:
+def write_bytes_atomic(path: Path, data: bytes, *, sync_folder: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically and (unless ``sync_folder=False``, see
+    ``atomic_write``) durably."""
+    with atomic_write(path, sync_folder=sync_folder) as handle:
         handle.write(data)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from modelgate.answers import parse_answer
 from modelgate.errors import (
     AllProvidersFailed,
     AttemptTimeout,
@@ -41,8 +42,7 @@ from modelgate.errors import (
 from modelgate.fingerprint import request_fingerprint, request_material
 from modelgate.ledger import Ledger, Reservation
 from modelgate.providers.base import Provider
-from modelgate.recording import Exchange, Recorder, scrub, utc_iso
-from modelgate.typed import parse_answer
+from modelgate.recording import Exchange, Recorder, utc_iso
 from modelgate.types import Answer, ModelRequest, OutputT, ProviderResponse, Usage, estimate_usage
 
 log = logging.getLogger(__name__)
@@ -163,7 +163,7 @@ class Gateway:
     ) -> Answer[OutputT]:
         fp = request_fingerprint(request, provider.model)
         estimate: Usage | None = None  # made when it is needed: a ledger or no usage
-        upstream = bool(getattr(provider, "sends_upstream", True))
+        upstream = provider.sends_upstream
         reservation: Reservation | None = None
         if upstream and self.ledger is not None:
             estimate = estimate_usage(request)
@@ -247,7 +247,7 @@ class Gateway:
         latency: float,
         attempt_number: int,
     ) -> None:
-        if self.recorder is None or not getattr(provider, "sends_upstream", True):
+        if self.recorder is None or not provider.sends_upstream:
             return  # a replayed answer is not an upstream exchange
         if isinstance(error, NotSent):
             return  # nothing left this process: not an exchange
@@ -259,7 +259,6 @@ class Gateway:
             outcome = "cancelled"
         else:
             outcome = "internal_error"
-        body: dict[str, Any] | None = None
         if response is not None:
             body = response.request_body
         elif isinstance(error, CallFailed) and error.request_body is not None:
@@ -273,7 +272,7 @@ class Gateway:
             prompt_version=request.prompt_version,
             output_name=request.output_name,
             outcome=outcome,
-            request=body if body is not None else _neutral_body(request, provider.model),
+            request=body,
             response_text=response.text if response is not None else None,
             response=response.raw if response is not None else None,
             usage=dataclasses.asdict(usage),
@@ -289,27 +288,19 @@ class Gateway:
             raise
 
     async def aclose(self) -> None:
-        """Close providers that hold connections."""
+        """Close every provider (each releases what it holds)."""
         for provider in self.providers:
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
+            await provider.aclose()
 
 
-def _body_of(provider: Provider, request: ModelRequest) -> dict[str, Any] | None:
-    """The provider's wire body when it can say (optional ``request_body`` method)."""
-    build = getattr(provider, "request_body", None)
-    if build is None:
-        return None
+def _body_of(provider: Provider, request: ModelRequest) -> dict[str, Any]:
+    """The body the provider sends for ``request``, for an exchange that ended before
+    the provider said; the request material if even that fails (recording must never
+    mask the real outcome)."""
     try:
-        body = build(request)
-    except Exception:  # recording must never mask the real outcome
-        return None
-    return scrub(body) if isinstance(body, dict) else None
-
-
-def _neutral_body(request: ModelRequest, model: str) -> dict[str, Any]:
-    return request_material(request, model)
+        return provider.request_body(request)
+    except Exception:
+        return request_material(request, provider.model)
 
 
 __all__ = ["Gateway", "RetryPolicy"]

@@ -1,5 +1,9 @@
 """The request ledger and its cap (Trace's "Ledger and cap" is the contract).
 
+This module holds the contract (``Ledger``, ``Reservation``, ``LedgerSnapshot``, the
+counters and the cap) and the JSON file backend, ``JsonFileLedger``. The SQL backend is
+``modelgate.ledger_sql.SqlLedger``; it imports this module, never the other way round.
+
 What is counted: ``requests`` (one per upstream request, written *before* it is sent),
 ``estimated_tokens`` (the pre-call estimate of every request), and ``prompt_tokens`` /
 ``completion_tokens`` (provider-reported only, added when a request is settled).
@@ -16,8 +20,8 @@ Refusals, all ``NotSent`` (nothing was sent, nothing counted):
 What is locked, and for how long (JSON backend): an exclusive, non-blocking
 ``flock`` on the sidecar ``<file>.lock`` (created once, never deleted, so the lock is
 shared by every process on the machine). ``reserve`` holds it for read, check and
-an atomic, durable write (``JsonFileLedger`` says which fsyncs): about a millisecond
-on a local ext4 disk, more where fsync is slow. Within one process, reservations
+an atomic, durable write (``JsonFileLedger`` says which fsyncs): a few milliseconds
+on a local disk, more where fsync is slow. Within one process, reservations
 first take a short in-process turn (``in_process_turn``) so that independent calls of one app do
 not abstain because of each other's bookkeeping; across processes nothing waits.
 ``settle`` takes the same lock but may wait up to ``settle_wait_s``,
@@ -35,28 +39,22 @@ import contextlib
 import contextvars
 import errno
 import fcntl
-import functools
 import json
 import logging
 import os
-import re
-import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 
-from modelgate.atomicfile import fsync_folder
+from modelgate.atomicfile import write_bytes_atomic
 from modelgate.errors import BudgetExhausted, LedgerBusy, LedgerUnavailable
 from modelgate.types import Usage
-
-if TYPE_CHECKING:
-    from modelgate.ledger_sql import SqlLedger as SqlLedger
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +68,15 @@ def clamp_cap(value: int) -> int:
     return max(CAP_MIN, min(CAP_MAX, value))
 
 
-def cap_from_env(var: str, default: int = 200) -> int:
-    """The request cap from environment variable ``var``, clamped to 1..1000.
+def cap_from_env(var: str, default: int = 200, env: Mapping[str, str] | None = None) -> int:
+    """The request cap from environment variable ``var`` (of ``env``, default the
+    process environment), clamped to 1..1000.
 
     Unset or blank gives ``default``. A value that is not a whole number also gives
     ``default`` (with a warning in the log): a typo must neither lift nor remove the
     cap, and the clamp bounds the damage either way.
     """
-    raw = os.environ.get(var, "").strip()
+    raw = (os.environ if env is None else env).get(var, "").strip()
     if not raw:
         return clamp_cap(default)
     try:
@@ -181,63 +180,6 @@ def in_process_turn(key: str, wait_s: float) -> Iterator[None]:
 _LEDGER_JSON = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _unescape_mount_field(field: str) -> str:
-    """``/proc/self/mounts`` writes space, tab, newline and backslash as octal escapes."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
-def mount_of(folder: str, mounts: str) -> tuple[str, str, frozenset[str]] | None:
-    """Device, file system type and mount options of the deepest mount holding
-    ``folder`` (an absolute, resolved path), from the text of ``/proc/self/mounts``."""
-    best: tuple[int, str, str, frozenset[str]] | None = None
-    for line in mounts.splitlines():
-        fields = line.split()
-        if len(fields) < 4:
-            continue
-        point = _unescape_mount_field(fields[1])
-        inside = folder == point or folder.startswith(point.rstrip("/") + "/")
-        if inside and (best is None or len(point) >= best[0]):  # later mounts cover earlier
-            best = (len(point), fields[0], fields[2], frozenset(fields[3].split(",")))
-    return None if best is None else best[1:]
-
-
-def journalled_ext4(fstype: str, ext4_options: frozenset[str] | None) -> bool:
-    """True for ext4 *with a journal* in ordered or journalled data mode, with
-    ``auto_da_alloc`` and write barriers on. ``ext4_options`` is the full option list
-    the kernel prints in ``/proc/fs/ext4/<device>/options`` (defaults included; an
-    ext4 without a journal prints no ``data=`` mode); ``None`` when it could not be
-    read. Anything else is False."""
-    if fstype != "ext4" or ext4_options is None:
-        return False
-    ordered = bool({"data=ordered", "data=journal"} & ext4_options)
-    unsafe = {"data=writeback", "noauto_da_alloc", "nobarrier", "barrier=0"} & ext4_options
-    return ordered and "auto_da_alloc" in ext4_options and not unsafe
-
-
-@functools.lru_cache(maxsize=64)
-def rename_then_fsync(folder: Path) -> bool:
-    """Whether ``JsonFileLedger`` may take the rename-then-fsync path in ``folder``
-    (see its docstring). Read once per folder from ``/proc/self/mounts`` and
-    ``/proc/fs/ext4/<device>/options``; False where either cannot be read."""
-    try:
-        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as handle:
-            mount = mount_of(os.path.realpath(folder), handle.read())
-        if mount is None or mount[1] != "ext4":
-            return False
-        device = os.path.basename(mount[0])
-        with open(f"/proc/fs/ext4/{device}/options", encoding="utf-8") as handle:
-            ext4_options = frozenset(handle.read().split())
-    except OSError:
-        return False
-    return journalled_ext4(mount[1], ext4_options | mount[2])
-
-
 # lock path -> fd held by ``exclusive()`` in this context (tasks inherit it)
 _HELD: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
     "modelgate_ledger_held", default=None
@@ -253,34 +195,16 @@ class JsonFileLedger:
     whole file (temp file in the same folder, then ``os.replace``): a reader, or the
     file after a crash, holds the old or the new content, never a mix or nothing.
 
-    Two ways to that, chosen per folder (``rename_then_fsync``, from the mount table
-    and the kernel's ext4 option list):
+    One fsync order, the portable one, on every file system (``atomic_write``): the
+    temp file is fsynced before ``os.replace``, so no name ever points at data not on
+    disk, and ``reserve`` then fsyncs the folder, so the new name is on disk too, as
+    POSIX asks. ``settle`` skips the folder: its tokens are atomic at once and durable
+    with the file system's next commit or the next ``reserve``. Three fsyncs per
+    reserve + settle.
 
-    - **rename-then-fsync**, on ext4 *with a journal*, in ``data=ordered`` (or
-      ``journal``) mode with ``auto_da_alloc`` (ext4's defaults), once the file
-      exists: write the temp file, ``os.replace``, then one ``fsync`` of the renamed
-      file. ext4 updates the renamed
-      inode's ctime inside the rename's journal transaction, so that ``fsync`` writes
-      the data and commits the transaction holding the new name (``fdatasync`` would
-      not: it skips inode-only changes). Before it, a crash leaves the old or the new
-      file whole: ``auto_da_alloc`` allocates the blocks of a file renamed over an
-      existing one, and ordered mode writes them before the transaction that names
-      them commits. ``settle`` stops before the ``fsync``: its tokens reach the disk
-      with the next journal commit (every 5 s by default) or the next ``reserve``.
-      One ``fsync`` per reserve + settle.
-    - **portable**, everywhere else (another file system, ext4 without a journal or
-      with ``data=writeback``, ``noauto_da_alloc`` or barriers off, option lists that
-      cannot be read, the file's first write): ``fsync`` the temp file *before*
-      ``os.replace`` so no name ever points at data not on disk, and ``reserve`` then
-      fsyncs the folder so the new name is on disk too, as POSIX asks. ``settle`` skips the
-      folder. Three fsyncs per reserve + settle.
-
-    Limits: both paths trust the drive to honour cache flushes. The first path rests
-    on Linux ext4 behaviour (documented for ``auto_da_alloc`` in the kernel's ext4
-    admin guide; the rename-dirties-the-inode rule is in ``ext4_rename``), not on a
-    POSIX promise; that is why anything not recognised as such ext4 takes the second.
-    At worst a power cut loses the last settlement's provider tokens, never a request.
-    See ``docs/decisions/0005-ledger-file-durability.md``.
+    Limits: it trusts the drive to honour cache flushes. At worst a power cut loses the
+    last settlement's provider tokens, never a request. See
+    ``docs/decisions/0066-ledger-one-portable-fsync-order.md``.
     """
 
     def __init__(self, path: Path | str, *, cap: int = 200, settle_wait_s: float = 2.0) -> None:
@@ -381,37 +305,14 @@ class JsonFileLedger:
         return validate_counts(decoded, str(self.path))
 
     def _write(self, counts: dict[str, int], *, sync_folder: bool = True) -> None:
-        """Replace the file atomically (temp file in the same folder, ``os.replace``).
-
-        ``sync_folder`` (reserve): durable before returning. ``False`` (settle):
-        atomic, durable at the file system's next commit. Which fsyncs that takes
-        (rename-then-fsync or the portable path) is in the class docstring.
-        """
+        """Replace the file atomically (``atomic_write``); ``sync_folder`` (reserve):
+        durable before returning; ``False`` (settle): durable at the next commit."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         body = {"format": FORMAT, **counts, "updated_at": stamp}
-        # the bytes of json.dumps(body, indent=2, sort_keys=True) + "\n", made faster
-        data = orjson.dumps(body, option=_LEDGER_JSON)
-        folder = self.path.parent
-        # a first write has no old file to fall back on: always the portable path
-        fast = self.path.exists() and rename_then_fsync(folder)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=folder)
-        try:
-            try:
-                _write_all(fd, data)
-                if not fast:
-                    os.fsync(fd)  # the data is on disk before the new name can be
-                os.replace(tmp, self.path)
-                if fast and sync_folder:
-                    os.fsync(fd)  # commits the data and the rename's transaction
-            finally:
-                os.close(fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        if fast or not sync_folder:
-            return
-        fsync_folder(folder)  # portable: the new name is on disk
+        # the bytes of json.dumps(body, indent=2, sort_keys=True) + "\n"
+        write_bytes_atomic(
+            self.path, orjson.dumps(body, option=_LEDGER_JSON), sync_folder=sync_folder
+        )
 
     # --- contract --------------------------------------------------------------
 
@@ -467,11 +368,3 @@ class JsonFileLedger:
 
 def new_holder_token() -> str:
     return uuid.uuid4().hex
-
-
-def __getattr__(name: str) -> Any:
-    if name == "SqlLedger":
-        from modelgate.ledger_sql import SqlLedger
-
-        return SqlLedger
-    raise AttributeError(name)

@@ -1,4 +1,9 @@
-"""Request, response, usage and answer types shared by every provider and the gateway."""
+"""Request, response, usage and answer types shared by every provider and the gateway.
+
+Plain data only (frozen dataclasses and one enum). How an answer text becomes a typed,
+validated value (output schema, closed enums, strict parsing) is in
+``modelgate.answers``.
+"""
 
 from __future__ import annotations
 

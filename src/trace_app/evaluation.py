@@ -36,7 +36,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from modelgate.atomicfile import write_bytes_atomic
+from modelgate.evaluation_report import confusion, confusion_lines, counts, percent, share
+from modelgate.evaluation_report import write_report as _write_report
 from modelgate.ledger import JsonFileLedger
 from modelgate.providers import Provider, ProviderConfig, build_provider
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
@@ -280,13 +281,13 @@ class EvalReport:
         return {
             "cases": total,
             "skipped": dict(self.skipped),
-            "label_accuracy": _share(sum(o.label_correct for o in outcomes), total),
-            "source_accuracy": _share(sum(o.source_correct for o in outcomes), total),
-            "valid_answer_share": _share(sum(o.valid for o in sent), len(sent)),
+            "label_accuracy": share(sum(o.label_correct for o in outcomes), total),
+            "source_accuracy": share(sum(o.source_correct for o in outcomes), total),
+            "valid_answer_share": share(sum(o.valid for o in sent), len(sent)),
             **attribution_figures(outcomes),
             "lowered_by_evidence": {
                 "total": len(lowered),
-                "by_kind": _count(kind for o in lowered for kind in o.lowered_by),
+                "by_kind": counts(kind for o in lowered for kind in o.lowered_by),
             },
             "rule_off": attribution_figures(outcomes, rule_off=True),
             "confusion": confusion_matrix(outcomes),
@@ -300,7 +301,7 @@ class EvalReport:
             "tokens": {
                 "prompt": sum(o.prompt_tokens for o in outcomes),
                 "completion": sum(o.completion_tokens for o in outcomes),
-                "usage_sources": _count(o.usage_source for o in sent),
+                "usage_sources": counts(o.usage_source for o in sent),
             },
         }
 
@@ -325,20 +326,17 @@ def attribution_figures(
     return {
         "misleading_completed": len(misleading),
         "misleading_ids": misleading,
-        "first_hand_recall": _share(
+        "first_hand_recall": share(
             sum(o.first_hand_completed(rule_off=rule_off) for o in direct), len(direct)
         ),
         "first_hand_cases": len(direct),
-        "statuses": _count(o.final_status(rule_off=rule_off) for o in outcomes),
+        "statuses": counts(o.final_status(rule_off=rule_off) for o in outcomes),
     }
 
 
 def confusion_matrix(outcomes: Sequence[CaseOutcome]) -> dict[str, dict[str, int]]:
     """Rows: the set's label. Columns: the model's label, or INVALID."""
-    matrix = {expected: dict.fromkeys((*LABELS, INVALID), 0) for expected in LABELS}
-    for outcome in outcomes:
-        matrix[outcome.expected_label][outcome.label] += 1
-    return matrix
+    return confusion(LABELS, (*LABELS, INVALID), ((o.expected_label, o.label) for o in outcomes))
 
 
 def _latency(latencies: Sequence[float], calls: int) -> dict[str, float | None]:
@@ -356,19 +354,8 @@ def _latency(latencies: Sequence[float], calls: int) -> dict[str, float | None]:
     }
 
 
-def _share(part: int, whole: int) -> float | None:
-    return round(part / whole, 4) if whole else None
-
-
 def _round(value: float) -> float:
     return round(value, 3)
-
-
-def _count(values: Any) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for value in values:
-        counts[str(value)] = counts.get(str(value), 0) + 1
-    return dict(sorted(counts.items()))
 
 
 # --- running ---------------------------------------------------------------------------
@@ -515,18 +502,16 @@ def render_text(report: EvalReport, *, rule_off: bool = False) -> str:
     lines += [
         "",
         "confusion (rows: expected label, columns: model's label)",
-        "expected".ljust(width) + "".join(c.rjust(width) for c in columns),
+        *confusion_lines(s["confusion"], columns, "expected", width),
     ]
-    for expected, row in s["confusion"].items():
-        lines.append(expected.ljust(width) + "".join(str(row[c]).rjust(width) for c in columns))
     latency = s["latency_s"]
     tokens = s["tokens"]
     lowered = s["lowered_by_evidence"]
     lines += [
         "",
-        f"label accuracy        {_pct(s['label_accuracy'])}",
-        f"source accuracy       {_pct(s['source_accuracy'])}",
-        f"valid answers         {_pct(s['valid_answer_share'])}",
+        f"label accuracy        {percent(s['label_accuracy'])}",
+        f"source accuracy       {percent(s['source_accuracy'])}",
+        f"valid answers         {percent(s['valid_answer_share'])}",
         *_attribution_lines(s),
         f"lowered by evidence   {lowered['total']} COMPLETED -> NEEDS_REVIEW "
         f"(by kind {lowered['by_kind']})",
@@ -553,17 +538,12 @@ def _attribution_lines(figures: dict[str, Any]) -> list[str]:
         f"misleading COMPLETED  {figures['misleading_completed']} "
         "(a report the set calls RELAY/UNCLEAR shown as first-hand)"
         + (f": {shown}" if ids else ""),
-        f"first-hand recall     {_pct(figures['first_hand_recall'])} "
+        f"first-hand recall     {percent(figures['first_hand_recall'])} "
         f"(DIRECT cases ending COMPLETED, of {figures['first_hand_cases']} within the limit)",
         f"statuses              {figures['statuses']}",
     ]
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:.1f}%"
-
-
 def write_json(report: EvalReport, path: Path) -> None:
     """Write the report atomically (temp file in the same folder, fsync, rename)."""
-    data = json.dumps(report.as_json(), indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
-    write_bytes_atomic(path, data)
+    _write_report(report.as_json(), path)

@@ -1,6 +1,5 @@
 """``trace pfif export|import`` and ``trace import csv``: PFIF and shelter lists on the
-configured database (docs/interchange.md). :func:`register` adds them to the ``trace``
-app.
+configured database (docs/interchange.md); :mod:`trace_app.cli` adds the two groups.
 
 Exit codes: 0 done; 1 nothing imported because the file is not valid (every reason is
 printed); 2 a bad argument, setting or unknown incident.
@@ -14,18 +13,10 @@ from pathlib import Path
 
 import typer
 
-from trace_app.settings import SettingsError, TraceSettings
+from trace_app.cli_support import trace_settings
 
 pfif_app = typer.Typer(help="PFIF 1.4 interchange (Person Finder).", no_args_is_help=True)
 import_app = typer.Typer(help="Import lists of people.", no_args_is_help=True)
-
-
-def _settings() -> TraceSettings:
-    try:
-        return TraceSettings.from_env()
-    except SettingsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -43,7 +34,7 @@ def pfif_export(
     from trace_app.domain.pfif_export import iter_incident_pfif
     from trace_app.store.db import Database
 
-    settings = _settings()
+    settings = trace_settings()
     db = Database.from_settings(settings)
     target = output.resolve()
     try:
@@ -75,7 +66,7 @@ def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **e
     from trace_app.interchange.pfif import PfifError
     from trace_app.store.db import WRITE_TRANSACTION, Database
 
-    settings = _settings()
+    settings = trace_settings()
     try:
         stream = path.open("rb")
     except OSError as exc:
@@ -148,8 +139,3 @@ def csv_import(
     """Import a shelter list: one person and one report from SOURCE per row; every bad row
     is reported by its line number."""
     _run_import("csv", file, incident, skip_invalid, source=source)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(pfif_app, name="pfif")
-    app.add_typer(import_app, name="import")

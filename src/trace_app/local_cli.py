@@ -2,21 +2,20 @@
 
 Both use the configured model when ``NVIDIA_NIM_API_KEY``, ``TRACE_MODEL`` or
 ``TRACE_MODEL_BASE_URL`` is set, and otherwise start the embedded local model server for
-as long as the command runs (see :mod:`trace_app.local_model`). :func:`register` adds the
-commands to the ``trace`` Typer app.
+as long as the command runs (see :mod:`trace_app.local_model`). :mod:`trace_app.cli`
+registers them on the ``trace`` Typer app.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import secrets
 from pathlib import Path
 
 import typer
 
-from trace_app.investigation.model_settings import PASSPHRASE_ENV, ModelSettingsError
+from trace_app.cli_support import describe_database, fail, model_settings, trace_settings
 
 DEMO_HOST = "127.0.0.1"
 
@@ -32,48 +31,40 @@ def demo(
     import uvicorn
 
     from modelgate.errors import NotConfigured
-    from trace_app.cli import _describe, _settings
     from trace_app.local_model import model_for_commands
     from trace_app.web.app import create_app
 
-    settings = dataclasses.replace(_settings(), demo=True)
+    settings = dataclasses.replace(trace_settings(), demo=True)
+    configured = model_settings()
     settings.ensure_home()
-    generated = False
     try:
-        with model_for_commands(log_dir=settings.home) as choice:
+        with model_for_commands(configured, log_dir=settings.home) as choice:
             typer.echo(f"Model: {choice.description}")
             if choice.local_server is not None:
                 typer.echo(
                     "  (the embedded model shows the real path; its labels are often wrong, "
                     "see docs/local-model.md)"
                 )
-            generated = not os.environ.get(PASSPHRASE_ENV)
-            if generated:
-                # Set after the model server started, so its process never inherits it.
-                os.environ[PASSPHRASE_ENV] = secrets.token_urlsafe(12)
-                typer.echo(f"Live-check passphrase (shown only now): {os.environ[PASSPHRASE_ENV]}")
+            model = choice.settings
+            if model.passphrase is None:
+                # handed to the app as an argument: never in the environment, so no child
+                # process (the model server) can inherit it
+                model = dataclasses.replace(model, passphrase=secrets.token_urlsafe(12))
+                typer.echo(f"Live-check passphrase (shown only now): {model.passphrase}")
             else:
-                typer.echo(f"Live-check passphrase: from {PASSPHRASE_ENV}")
+                typer.echo("Live-check passphrase: from TRACE_LIVE_PASSPHRASE")
             health = None
             if choice.local_server is not None:
                 # restarted with bounded backoff if it dies; checks wait for it
                 health = choice.local_server.watch().unavailable_reason
-            try:
-                web_app = create_app(settings, model_health=health)
-            except ModelSettingsError as exc:
-                typer.echo(f"error: {exc}", err=True)
-                raise typer.Exit(2) from exc
+            web_app = create_app(settings, model=model, model_health=health)
             typer.echo(
-                f"Trace on http://{DEMO_HOST}:{port}  (database: {_describe(settings)}); "
+                f"Trace on http://{DEMO_HOST}:{port}  (database: {describe_database(settings)}); "
                 "Ctrl-C stops it and the model server."
             )
             uvicorn.run(web_app, host=DEMO_HOST, port=port, log_level="warning")
     except NotConfigured as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(2) from exc
-    finally:
-        if generated:
-            os.environ.pop(PASSPHRASE_ENV, None)
+        fail(exc.message)
 
 
 def eval_command(
@@ -107,7 +98,6 @@ def eval_command(
     and tokens (docs/evaluation.md).
     """
     from modelgate.errors import NotConfigured
-    from trace_app.cli import _settings
     from trace_app.evaluation import (
         CaseOutcome,
         EvalCaseError,
@@ -146,24 +136,19 @@ def eval_command(
                 + f" ({outcome.requests_sent} calls, {outcome.latency_s:.2f} s)"
             )
 
-    settings = _settings()
+    settings = trace_settings()
+    configured = model_settings()
     settings.ensure_home()
     try:
-        with model_for_commands(log_dir=settings.home) as choice:
+        with model_for_commands(configured, log_dir=settings.home) as choice:
             typer.echo(f"Evaluating {total} cases with {choice.description}")
             report = asyncio.run(
                 run_evaluation(loaded, choice.settings, skipped=skipped, progress=show)
             )
-    except (NotConfigured, ModelSettingsError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    except NotConfigured as exc:
+        fail(str(exc))
     typer.echo("")
     typer.echo(render_text(report, rule_off=rule_off))
     if out is not None:
         write_json(report, out)
         typer.echo(f"\nwrote {out}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
-    app.command("eval")(eval_command)

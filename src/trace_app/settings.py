@@ -11,6 +11,12 @@
 | ``TRACE_RATE_LIMIT_STORAGE`` | ``memory://`` | where the counts live (a ``limits`` URI) |
 | ``TRACE_PFIF_DOMAIN`` | ``trace.invalid`` | domain of exported PFIF record ids |
 | ``TRACE_PFIF_MAX_BYTES`` | ``67108864`` | largest PFIF or CSV file read (64 MiB) |
+| ``TRACE_RECORDED_INVESTIGATIONS`` | the checkout's ``demo/`` file | runs Reset replays |
+| ``TRACE_MODEL_REQUEST_CAP`` | ``200`` | the model ledger's lifetime request cap, 1-1000 |
+
+The model's settings (which model, its key, the passphrase, the audit log) are
+:class:`trace_app.investigation.model_settings.ModelSettings`. These two classes are the
+only readers of the environment in ``trace_app``.
 
 Nothing is created when settings are read; :meth:`TraceSettings.ensure_home` creates the
 home folder on demand (only when the default SQLite file or the ledger needs it).
@@ -30,6 +36,9 @@ DEFAULT_PFIF_MAX_BYTES = 64 * 1024 * 1024
 # A PFIF domain: a host name (letters, digits, dots, hyphens), as record ids begin with one.
 _DOMAIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 HOME_DIRNAME = ".trace-local"
+RECORDED_INVESTIGATIONS_ENV = "TRACE_RECORDED_INVESTIGATIONS"
+REQUEST_CAP_ENV = "TRACE_MODEL_REQUEST_CAP"
+DEFAULT_REQUEST_CAP = 200
 
 
 class SettingsError(ValueError):
@@ -60,6 +69,11 @@ class TraceSettings:
     # largest document read
     pfif_domain: str = DEFAULT_PFIF_DOMAIN
     pfif_max_bytes: int = DEFAULT_PFIF_MAX_BYTES
+    # the recorded-runs file named by TRACE_RECORDED_INVESTIGATIONS; None: the default
+    # place (trace_app.investigation.recorded.default_path)
+    recorded_investigations: Path | None = None
+    # the model ledger's lifetime request cap (clamped to 1-1000 by modelgate)
+    request_cap: int = DEFAULT_REQUEST_CAP
 
     @classmethod
     def from_env(
@@ -104,6 +118,10 @@ class TraceSettings:
             ) from exc
         if pfif_max < 1024:
             raise SettingsError("TRACE_PFIF_MAX_BYTES must be at least 1024")
+        recorded = env.get(RECORDED_INVESTIGATIONS_ENV, "").strip()
+        from modelgate.ledger import cap_from_env  # not at the top: keeps `trace --help` fast
+
+        cap = cap_from_env(REQUEST_CAP_ENV, DEFAULT_REQUEST_CAP, env)
         return cls(
             home=home,
             database_url=normalize_database_url(url),
@@ -114,6 +132,8 @@ class TraceSettings:
             rate_limit_storage=storage,
             pfif_domain=domain,
             pfif_max_bytes=pfif_max,
+            recorded_investigations=Path(recorded).expanduser() if recorded else None,
+            request_cap=cap,
         )
 
     @property

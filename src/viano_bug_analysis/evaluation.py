@@ -40,7 +40,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from modelgate.atomicfile import write_bytes_atomic
+from modelgate.evaluation_report import confusion, confusion_lines, counts, percent, share
+from modelgate.evaluation_report import write_report as _write_report
 from viano_bug_analysis.errors import VianoError
 
 CASES_FILE = "cases.jsonl"
@@ -190,22 +191,24 @@ class VianoEvalReport:
     def summary(self) -> dict[str, Any]:
         outcomes = self.outcomes
         total = len(outcomes)
-        confusion = {row: dict.fromkeys((GAP, NO_GAP, INVALID), 0) for row in (GAP, NO_GAP)}
-        for o in outcomes:
-            confusion[GAP if o.expected_gap else NO_GAP][o.label] += 1
+        matrix = confusion(
+            (GAP, NO_GAP),
+            (GAP, NO_GAP, INVALID),
+            ((GAP if o.expected_gap else NO_GAP, o.label) for o in outcomes),
+        )
         violations: Counter[str] = Counter()
         for o in outcomes:
             violations.update(o.violations)
         answered = [o for o in outcomes if o.schema_valid]
         return {
             "cases": total,
-            "outcomes": dict(sorted(Counter(o.status for o in outcomes).items())),
-            "schema_valid_share": _share(len(answered), total),
-            "accepted_share": _share(sum(o.status == "COMPLETED" for o in outcomes), total),
-            "gap_label_accuracy": _share(
+            "outcomes": counts(o.status for o in outcomes),
+            "schema_valid_share": share(len(answered), total),
+            "accepted_share": share(sum(o.status == "COMPLETED" for o in outcomes), total),
+            "gap_label_accuracy": share(
                 sum(o.label == (GAP if o.expected_gap else NO_GAP) for o in outcomes), total
             ),
-            "confusion": confusion,
+            "confusion": matrix,
             "misleading_completed": sum(o.misleading for o in outcomes),
             "answers_citing_outside_catalogue": sum(o.cites_outside_catalogue for o in outcomes),
             "violations_by_rule": dict(violations.most_common()),
@@ -226,10 +229,6 @@ class VianoEvalReport:
             "summary": self.summary(),
             "cases": [asdict(o) for o in self.outcomes],
         }
-
-
-def _share(part: int, whole: int) -> float | None:
-    return round(part / whole, 4) if whole else None
 
 
 def _share_float(part: float, whole: int) -> float | None:
@@ -317,15 +316,13 @@ def render_text(report: VianoEvalReport) -> str:
         f"model {report.model}; cases {s['cases']}; outcomes {s['outcomes']}",
         "",
         "behaviour gap (rows: label, columns: the schema-valid answer)",
-        "label".ljust(10) + "".join(c.rjust(10) for c in columns),
+        *confusion_lines(s["confusion"], columns, "label", 10),
     ]
-    for row, counts in s["confusion"].items():
-        lines.append(row.ljust(10) + "".join(str(counts[c]).rjust(10) for c in columns))
     lines += [
         "",
-        f"schema-valid answers  {_pct(s['schema_valid_share'])}",
-        f"accepted (COMPLETED)  {_pct(s['accepted_share'])}",
-        f"gap label accuracy    {_pct(s['gap_label_accuracy'])}",
+        f"schema-valid answers  {percent(s['schema_valid_share'])}",
+        f"accepted (COMPLETED)  {percent(s['accepted_share'])}",
+        f"gap label accuracy    {percent(s['gap_label_accuracy'])}",
         f"misleading COMPLETED  {s['misleading_completed']} (no stated expectation, gap published)",
         f"citing outside        {s['answers_citing_outside_catalogue']} answers (an id not in "
         "the catalogue)",
@@ -338,11 +335,6 @@ def render_text(report: VianoEvalReport) -> str:
     return "\n".join(lines)
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:.1f}%"
-
-
 def write_json(report: VianoEvalReport, path: Path) -> None:
     """Atomically: temp file in the same folder, fsync, rename."""
-    data = json.dumps(report.as_json(), indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
-    write_bytes_atomic(path, data)
+    _write_report(report.as_json(), path)

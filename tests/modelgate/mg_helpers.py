@@ -6,7 +6,7 @@ import enum
 
 from pydantic import BaseModel
 
-from modelgate.typed import output_schema
+from modelgate.answers import output_schema
 from modelgate.types import Message, ModelRequest
 
 

@@ -11,7 +11,7 @@ import pytest
 PROBE = """
 import json, sys, time
 start = time.perf_counter()
-import modelgate, modelgate.gateway, modelgate.providers, modelgate.ledger, modelgate.typed
+import modelgate, modelgate.gateway, modelgate.providers, modelgate.ledger, modelgate.answers
 import modelgate.recording, modelgate.fingerprint, modelgate.prompts
 from modelgate.providers import ProviderConfig, build_provider
 provider = build_provider(ProviderConfig(name="p", base_url="http://127.0.0.1:9/v1", model="m"))

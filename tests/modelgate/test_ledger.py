@@ -27,7 +27,7 @@ from modelgate.errors import (
 )
 from modelgate.gateway import Gateway
 from modelgate.ledger import CAP_MAX, JsonFileLedger, Ledger, cap_from_env
-from modelgate.providers import ScriptedProvider, ScriptedReply
+from modelgate.providers import Provider, ScriptedProvider, ScriptedReply
 from modelgate.testing import StubChatServer, StubResponse
 from modelgate.types import ModelRequest, ProviderResponse, Usage
 
@@ -47,7 +47,7 @@ def spec(request: pytest.FixtureRequest, tmp_path: Path) -> LedgerSpec:
 # --- reserve before the call, never refund -------------------------------------------
 
 
-class _LedgerPeekingProvider:
+class _LedgerPeekingProvider(Provider):
     """A provider that looks at the ledger while its request is in flight."""
 
     name = "peek"

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from modelgate.typed import output_schema
+from modelgate.answers import output_schema
 from trace_app.investigation.answers import NO_SOURCE, attribution_result_type
 
 llama_grammar = pytest.importorskip("llama_cpp.llama_grammar", reason="llama.cpp not installed")

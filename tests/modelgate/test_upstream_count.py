@@ -282,7 +282,7 @@ async def test_litellm_sends_exactly_the_body_it_records(
     )
     answer = await Gateway([provider]).attempt(make_request(), Label)
     sent = stub.requests[0].json()
-    assert sent == provider.request_body(make_request())  # type: ignore[attr-defined]
+    assert sent == provider.request_body(make_request())
     assert sent["max_tokens"] == 20 and sent["model"] == "m"
     assert answer.usage.source == "provider"
 

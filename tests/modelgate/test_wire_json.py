@@ -8,9 +8,9 @@ import json
 import pytest
 from pydantic import BaseModel
 
+from modelgate.answers import parse_answer
 from modelgate.errors import MalformedAnswer
 from modelgate.providers.openai_http import decode_body, encode_body
-from modelgate.typed import parse_answer
 
 
 class Count(BaseModel):

@@ -18,14 +18,9 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session
 
 from trace_app.demo import seed
-from trace_app.plugins import load_optional_parts
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database, make_engine, migrate
 from trace_app.store.models import Incident
-
-# Optional parts register their reset hooks on import; do it before any test swaps the
-# hook list, so that their registration lands on the real list.
-load_optional_parts()
 
 PG_BASE_URL = os.environ.get(
     "TRACE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -79,15 +74,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def isolated_hooks(monkeypatch: pytest.MonkeyPatch) -> list[seed.ResetHook]:
-    """Reset hooks for this test only (other parts' hooks are not run)."""
-    hooks: list[seed.ResetHook] = []
-    monkeypatch.setattr(seed, "after_reset_hooks", hooks)
-    return hooks
-
-
-@pytest.fixture
-def database(db_url: str, isolated_hooks: list[seed.ResetHook]) -> Iterator[Database]:
+def database(db_url: str) -> Iterator[Database]:
     db = Database(make_engine(db_url))
     migrate(db.engine)
     yield db
@@ -135,13 +122,19 @@ def count_statements(database: Database) -> type[StatementCounter]:
 
 @pytest.fixture
 def sqlite_settings(tmp_path: Path) -> TraceSettings:
-    """A demo server's settings (seeded, with Reset demo), SQLite in a temp folder."""
+    """A demo server's settings (seeded, with Reset demo), SQLite in a temp folder, and no
+    recorded runs to replay (a test that wants them names its own file)."""
     home = tmp_path / "home"
-    return TraceSettings(home=home, database_url=f"sqlite:///{home / 'trace.db'}", demo=True)
+    return TraceSettings(
+        home=home,
+        database_url=f"sqlite:///{home / 'trace.db'}",
+        demo=True,
+        recorded_investigations=tmp_path / "no-recorded-runs.json",
+    )
 
 
 @pytest.fixture
-def web(sqlite_settings: TraceSettings, isolated_hooks: list[seed.ResetHook]) -> Iterator[Any]:
+def web(sqlite_settings: TraceSettings) -> Iterator[Any]:
     """A TestClient on a fresh app with the seeded demo (SQLite in a temp folder)."""
     from fastapi.testclient import TestClient
 

@@ -13,10 +13,12 @@ operation and mode (default 120: about 2,000 cases, well under a minute here).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,8 +36,6 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from trace_app.demo import seed
-from trace_app.investigation import replay_recorded_runs
 from trace_app.settings import TraceSettings
 from trace_app.web.app import create_app
 
@@ -59,14 +59,13 @@ CHECKS: dict[GenerationMode, list[Any]] = {
 @pytest.fixture
 def fuzz_app(
     sqlite_settings: TraceSettings,
-    isolated_hooks: list[seed.ResetHook],
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Any]:
     for name in ("TRACE_LIVE_PASSPHRASE", "NVIDIA_NIM_API_KEY", "TRACE_MODEL_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     # the shipped REPLAYED runs, so that the review queue holds results to decide
-    isolated_hooks.append(replay_recorded_runs)
-    app = create_app(sqlite_settings)
+    shipped = Path(__file__).resolve().parents[2] / "demo" / "recorded_investigations.json"
+    app = create_app(dataclasses.replace(sqlite_settings, recorded_investigations=shipped))
     with TestClient(app):  # runs the lifespan
         yield app
 
@@ -112,6 +111,9 @@ def _runner(
     return run
 
 
+# 16 operations x EXAMPLES x 2 phases: about 2 minutes on a quiet 2-core machine, several
+# times that when it is shared; the suite-wide 300 s timeout is for hung tests, not this one.
+@pytest.mark.timeout(1200)
 def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     schema = schemathesis.openapi.from_asgi("/openapi.json", fuzz_app)
     # the reset last: it gives the demo incident a new id

@@ -7,20 +7,18 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from trace_app.demo import seed
 from trace_app.settings import TraceSettings
 from trace_app.web.app import create_app
 
 
 @pytest.mark.postgres
-def test_app_on_postgres(
-    pg_schema_url: str, tmp_path: Path, isolated_hooks: list[seed.ResetHook]
-) -> None:
+def test_app_on_postgres(pg_schema_url: str, tmp_path: Path) -> None:
     settings = TraceSettings.from_env(
         env={
             "DATABASE_URL": pg_schema_url,
             "TRACE_HOME": str(tmp_path / "home"),
             "TRACE_DEMO": "1",
+            "TRACE_RECORDED_INVESTIGATIONS": str(tmp_path / "no-recorded-runs.json"),
         }
     )
     with TestClient(create_app(settings), follow_redirects=False) as web:

@@ -11,10 +11,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
+from trace_app import demo_reset
 from trace_app.cli import app as cli
 from trace_app.demo import data, seed
 from trace_app.domain import publish_report, queries
 from trace_app.domain.fingerprints import incident_fingerprint, report_content
+from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
 from trace_app.store.models import Incident, InvestigationRun, Organization, Report
 from trace_app.store.types import new_id
@@ -101,8 +103,8 @@ def test_hospital_example_is_the_only_hospital_report(database: Database, seeded
         assert len(report.person.claims) == 3
 
 
-def test_reset_deletes_runs_and_runs_hooks(
-    database: Database, seeded: str, isolated_hooks: list[seed.ResetHook]
+def test_reset_deletes_runs_then_replays_in_the_same_session(
+    database: Database, seeded: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with database.session() as s:
         report_id = s.scalars(select(Report.id)).first()
@@ -120,34 +122,42 @@ def test_reset_deletes_runs_and_runs_hooks(
                 fingerprint="fp",
             )
         )
-    seen: list[int] = []
+    seen: list[tuple[int, Path | None]] = []
 
-    def hook(session: Session) -> None:
-        seen.append(session.scalar(select(func.count()).select_from(Report)) or 0)
+    def replay(session: Session, path: Path | None = None) -> int:
+        seen.append((session.scalar(select(func.count()).select_from(Report)) or 0, path))
+        return 0
 
-    isolated_hooks.append(hook)
+    monkeypatch.setattr(demo_reset, "recreate_replayed_runs", replay)
+    recorded = tmp_path / "recorded.json"
     with database.session() as s:
-        seed.reset_demo(s)
+        demo_reset.reset(s, _settings(tmp_path, recorded))
     with database.sessions() as s:
         assert s.scalar(select(func.count()).select_from(InvestigationRun)) == 0
-    assert seen == [len(data.REPORTS)]  # the hook saw the fresh seed
+    assert seen == [(len(data.REPORTS), recorded)]  # the replay saw the fresh seed
 
 
-def test_failing_hook_rolls_the_reset_back(
-    database: Database, seeded: str, isolated_hooks: list[seed.ResetHook]
+def test_failing_replay_rolls_the_reset_back(
+    database: Database, seeded: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(_session: Session) -> None:
-        raise RuntimeError("hook failed")
+    def broken(_session: Session, _path: Path | None = None) -> int:
+        raise RuntimeError("replay failed")
 
-    isolated_hooks.append(broken)
+    monkeypatch.setattr(demo_reset, "recreate_replayed_runs", broken)
     with pytest.raises(RuntimeError), database.session() as s:
-        seed.reset_demo(s)
+        demo_reset.reset(s, _settings(tmp_path, None))
     with database.sessions() as s:
         assert s.scalars(select(Incident.id)).all() == [seeded]
 
 
+def _settings(tmp_path: Path, recorded: Path | None) -> TraceSettings:
+    return TraceSettings(
+        home=tmp_path, database_url="sqlite:///unused.db", recorded_investigations=recorded
+    )
+
+
 def test_cli_reset_from_any_folder_keeps_ledger(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_hooks: list[seed.ResetHook]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DATABASE_URL", raising=False)

@@ -27,9 +27,7 @@ def token(client: TestClient) -> str:
     return value
 
 
-def test_deployment_starts_empty_and_shows_no_reset(
-    tmp_path: Path, isolated_hooks: list[seed.ResetHook]
-) -> None:
+def test_deployment_starts_empty_and_shows_no_reset(tmp_path: Path) -> None:
     with TestClient(create_app(deployment_settings(tmp_path))) as web:
         assert web.get("/api/incidents").json() == {"items": []}
         home = web.get("/").text
@@ -37,9 +35,7 @@ def test_deployment_starts_empty_and_shows_no_reset(
         assert "Reset demo" not in home and 'action="/demo/reset"' not in home
 
 
-def test_deployment_refuses_reset_and_keeps_data(
-    tmp_path: Path, isolated_hooks: list[seed.ResetHook]
-) -> None:
+def test_deployment_refuses_reset_and_keeps_data(tmp_path: Path) -> None:
     settings = deployment_settings(tmp_path)
     app = create_app(settings)
     with app.state.db.session() as session:
@@ -55,9 +51,7 @@ def test_deployment_refuses_reset_and_keeps_data(
         assert web.get("/api/incidents").json()["items"] == before
 
 
-def test_demo_server_seeds_and_offers_reset(
-    sqlite_settings: TraceSettings, isolated_hooks: list[seed.ResetHook]
-) -> None:
+def test_demo_server_seeds_and_offers_reset(sqlite_settings: TraceSettings) -> None:
     assert sqlite_settings.demo
     with TestClient(create_app(sqlite_settings)) as web:
         names = [i["name"] for i in web.get("/api/incidents").json()["items"]]

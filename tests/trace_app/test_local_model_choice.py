@@ -11,6 +11,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -19,7 +20,8 @@ from modelgate import local_server
 from modelgate.local_server import LocalModelMissing, LocalServerSettings
 from trace_app import local_model
 from trace_app.cli import app
-from trace_app.local_model import model_for_commands, model_is_configured
+from trace_app.investigation.model_settings import ModelSettings
+from trace_app.local_model import model_for_commands
 
 STAND_IN = textwrap.dedent(
     """
@@ -58,34 +60,37 @@ def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StandIn:
 
 def test_configured_model_never_starts_the_embedded_one() -> None:
     env = {"TRACE_MODEL_BASE_URL": "http://127.0.0.1:9/v1", "TRACE_MODEL": "m"}
-    assert model_is_configured(env)
-    assert model_is_configured({"NVIDIA_NIM_API_KEY": "k"})
-    assert not model_is_configured({"TRACE_MODEL": "  "})
-    with model_for_commands(env=env) as choice:
+    assert ModelSettings.from_env(env).configured
+    assert ModelSettings.from_env({"NVIDIA_NIM_API_KEY": "k"}).configured
+    assert not ModelSettings.from_env({"TRACE_MODEL": "  "}).configured
+    model = ModelSettings.from_env(env)
+    with model_for_commands(model) as choice:
         assert choice.local_server is None
+        assert choice.settings == model
         assert choice.settings.base_url == "http://127.0.0.1:9/v1"
-    assert env == {"TRACE_MODEL_BASE_URL": "http://127.0.0.1:9/v1", "TRACE_MODEL": "m"}
 
 
-def test_embedded_server_configures_trace_for_the_block_only(stand_in: StandIn) -> None:
-    env: dict[str, str] = {"TRACE_MODEL_STRUCTURED_OUTPUT": "none"}
-    with model_for_commands(env=env) as choice:
+def test_embedded_server_is_handed_back_in_the_settings_only(stand_in: StandIn) -> None:
+    env: dict[str, str] = {"TRACE_MODEL_STRUCTURED_OUTPUT": "none", "TRACE_LIVE_PASSPHRASE": "p"}
+    model = ModelSettings.from_env(env)
+    assert not model.configured
+    with model_for_commands(model) as choice:
         server = choice.local_server
         assert server is not None and server.is_running()
-        assert env["TRACE_MODEL_BASE_URL"] == server.base_url
-        assert env["TRACE_MODEL"] == "smollm2-135m-instruct"
+        assert choice.settings.base_url == server.base_url
+        assert choice.settings.model == "smollm2-135m-instruct"
+        assert choice.settings.adapter == "openai"
         assert choice.settings.structured_output.value == "json_object_schema"
         assert choice.settings.api_key_env == ""  # no key for a loopback server
+        assert choice.settings.passphrase == "p"  # kept from the settings given
     assert not server.is_running()
-    assert env == {"TRACE_MODEL_STRUCTURED_OUTPUT": "none"}  # restored as it was
+    assert env == {"TRACE_MODEL_STRUCTURED_OUTPUT": "none", "TRACE_LIVE_PASSPHRASE": "p"}
 
 
 def test_missing_embedded_model_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_server, "EMBEDDED_MODEL_PACKAGE", "no_such_model_package_xyz")
-    env: dict[str, str] = {}
-    with pytest.raises(LocalModelMissing), model_for_commands(env=env):
+    with pytest.raises(LocalModelMissing), model_for_commands(ModelSettings.from_env({})):
         pass
-    assert env == {}
 
 
 def test_demo_prints_a_fresh_passphrase_once_and_logs_it_nowhere(
@@ -100,11 +105,15 @@ def test_demo_prints_a_fresh_passphrase_once_and_logs_it_nowhere(
     monkeypatch.setenv("TRACE_HOME", str(tmp_path / "home"))
     served: dict[str, object] = {}
 
-    def fake_run(web_app: object, host: str, port: int, log_level: str) -> None:
+    def fake_run(web_app: Any, host: str, port: int, log_level: str) -> None:
         import os
 
-        served.update(host=host, port=port, passphrase=os.environ["TRACE_LIVE_PASSPHRASE"])
-        served["model_url"] = os.environ["TRACE_MODEL_BASE_URL"]
+        model = web_app.state.investigation.model  # what the app's live checks use
+        served.update(host=host, port=port, passphrase=model.passphrase)
+        served["model_url"] = model.base_url
+        # handed to the app as an argument, never through the environment
+        assert "TRACE_LIVE_PASSPHRASE" not in os.environ
+        assert "TRACE_MODEL_BASE_URL" not in os.environ
         logging.getLogger("trace_app").info("serving")
 
     import uvicorn

@@ -42,3 +42,40 @@ def test_bad_body_limit(value: str) -> None:
 def test_normalize() -> None:
     assert normalize_database_url("postgres://x/y") == "postgresql+psycopg://x/y"
     assert normalize_database_url("sqlite:///a.db") == "sqlite:///a.db"
+
+
+def test_recorded_runs_and_request_cap_are_trace_settings(tmp_path: Path) -> None:
+    s = TraceSettings.from_env(env={}, cwd=tmp_path)
+    assert s.recorded_investigations is None and s.request_cap == 200
+    s = TraceSettings.from_env(
+        env={"TRACE_RECORDED_INVESTIGATIONS": "~/runs.json", "TRACE_MODEL_REQUEST_CAP": "7"},
+        cwd=tmp_path,
+    )
+    assert s.recorded_investigations == Path("~/runs.json").expanduser()
+    assert s.request_cap == 7
+
+
+@pytest.mark.parametrize(("raw", "cap"), [("0", 1), ("5000", 1000), ("x", 200), (" ", 200)])
+def test_request_cap_is_clamped(raw: str, cap: int) -> None:
+    assert TraceSettings.from_env(env={"TRACE_MODEL_REQUEST_CAP": raw}).request_cap == cap
+
+
+def test_model_settings_own_the_audit_log_and_say_whether_a_model_is_named() -> None:
+    from trace_app.investigation.model_settings import ModelSettings
+
+    plain = ModelSettings.from_env({})
+    assert plain.audit_log is None and not plain.configured
+    named = ModelSettings.from_env({"TRACE_MODEL_AUDIT_LOG": "/tmp/a.jsonl", "TRACE_MODEL": "m"})
+    assert named.audit_log == Path("/tmp/a.jsonl") and named.configured
+
+
+def test_only_the_settings_classes_read_the_environment() -> None:
+    """Item 7 of issue 17: every variable is read by TraceSettings or ModelSettings."""
+    package = Path(__file__).resolve().parents[2] / "src" / "trace_app"
+    readers = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "os.environ" in path.read_text(encoding="utf-8")
+        or "getenv" in path.read_text(encoding="utf-8")
+    )
+    assert readers == ["investigation/model_settings.py", "settings.py"]

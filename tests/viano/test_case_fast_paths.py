@@ -1,15 +1,14 @@
 """The fast paths of the case build give exactly what the plain rules give.
 
-Each speed-up (orjson for canonical JSON, the str.find fence reader, the one-pass literal
+Each speed-up (the str.find fence reader, the one-pass literal
 scan, the cheap pre-checks) is compared here, on generated input, with the rule written
-the slow and obvious way.
+the slow and obvious way. Canonical JSON is modelgate's, tested in
+``tests/modelgate/test_fingerprint.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import re
 from typing import Any
 
@@ -20,98 +19,6 @@ from hypothesis import strategies as st
 from viano_bug_analysis.case import entities as ent
 from viano_bug_analysis.case import heuristics as h
 from viano_bug_analysis.case.textscan import LiteralScan
-from viano_bug_analysis.packages.canonical import (
-    canonical_json,
-    canonical_json_sha256,
-    readable_json,
-)
-
-# -- canonical JSON ------------------------------------------------------------------------
-
-
-def reference_canonical_json(obj: Any) -> bytes:
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
-
-
-def _outcome(fn: Any, obj: Any) -> tuple[str, Any]:
-    try:
-        return "ok", fn(obj)
-    except (ValueError, TypeError) as exc:  # UnicodeEncodeError is a ValueError
-        return "error", type(exc).__name__
-
-
-TEXT = st.text(
-    alphabet=st.one_of(
-        st.characters(codec="utf-8"),
-        st.sampled_from(["\u2028", "\u2029", "\x7f", "\x00", "\x1f", '"', "\\", "/", "\ud800"]),
-    ),
-    max_size=12,
-)
-SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from([1e16, 1e-7, 5e-324, -0.0, 1e22, 0.1]),
-    TEXT,
-)
-JSONISH = st.recursive(
-    SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4),
-        st.tuples(inner, inner),
-        st.dictionaries(TEXT, inner, max_size=4),
-        st.dictionaries(st.integers(0, 3), inner, max_size=2),
-    ),
-    max_leaves=20,
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(JSONISH)
-def test_canonical_json_equals_the_reference_rule(obj: Any) -> None:
-    assert _outcome(canonical_json, obj) == _outcome(reference_canonical_json, obj)
-
-    def reference_with_hash(o: Any) -> tuple[bytes, str]:
-        data = reference_canonical_json(o)
-        return data, hashlib.sha256(data).hexdigest()
-
-    assert _outcome(canonical_json_sha256, obj) == _outcome(reference_with_hash, obj)
-
-
-def reference_readable_json(obj: Any) -> bytes:
-    return (json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-@settings(max_examples=400, deadline=None)
-@given(JSONISH)
-def test_readable_json_equals_the_manifest_rule(obj: Any) -> None:
-    """The manifest's indented form: orjson's bytes are the standard encoder's, or the
-    standard encoder runs (NaN allowed here, as before)."""
-    assert _outcome(readable_json, obj) == _outcome(reference_readable_json, obj)
-
-
-def test_readable_json_empty_containers_and_nesting() -> None:
-    obj = {"b": [], "a": {}, "c": [{"x": 1, "é": "\u2028\x01"}, [], None, True]}
-    assert readable_json(obj) == reference_readable_json(obj)
-    assert readable_json({"x": float("nan")}) == b'{\n  "x": NaN\n}\n'
-
-
-def test_canonical_json_known_differences_of_orjson_take_the_reference_path() -> None:
-    # orjson alone would write 1e-07 as 1e-7 and NaN as null
-    assert canonical_json({"x": 1e-7}) == b'{"x":1e-07}'
-    assert canonical_json([1e16]) == b"[1e+16]"
-    for bad in (float("nan"), math.inf):
-        assert _outcome(canonical_json, [bad]) == ("error", "ValueError")
-    assert canonical_json({"b": "\u2028", "a": "é"}) == '{"a":"é","b":"\u2028"}'.encode()
-
-    class Name(str):
-        pass
-
-    assert canonical_json([Name("x")]) == b'["x"]'
-
 
 # -- fenced blocks -------------------------------------------------------------------------
 

@@ -1,22 +1,24 @@
 """Providers: one async ``complete`` per upstream request.
 
-``LiteLLMProvider`` is resolved lazily so that importing this package never imports
-litellm.
+``Provider`` (``base``) is the interface; ``registry.ADAPTERS`` the configurable
+adapters and ``build_provider`` what builds one; ``ScriptedProvider`` and
+``ReplayProvider`` answer from a queue or a recording. Importing this package never
+imports litellm: ``LiteLLMProvider`` imports it when it is built.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from modelgate.providers.base import Provider, ProviderConfig, build_provider
+from modelgate.providers.base import AdapterName, Provider, ProviderConfig
+from modelgate.providers.litellm_provider import LiteLLMProvider
 from modelgate.providers.openai_http import OpenAICompatibleProvider
+from modelgate.providers.registry import ADAPTERS, Adapter, adapter_names, build_provider
 from modelgate.providers.replay import ReplayProvider
 from modelgate.providers.scripted import ScriptedProvider, ScriptedReply, ScriptExhausted
 
-if TYPE_CHECKING:
-    from modelgate.providers.litellm_provider import LiteLLMProvider as LiteLLMProvider
-
 __all__ = [
+    "ADAPTERS",
+    "Adapter",
+    "AdapterName",
     "LiteLLMProvider",
     "OpenAICompatibleProvider",
     "Provider",
@@ -25,13 +27,6 @@ __all__ = [
     "ScriptExhausted",
     "ScriptedProvider",
     "ScriptedReply",
+    "adapter_names",
     "build_provider",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "LiteLLMProvider":
-        from modelgate.providers.litellm_provider import LiteLLMProvider
-
-        return LiteLLMProvider
-    raise AttributeError(name)

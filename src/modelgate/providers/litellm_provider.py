@@ -23,7 +23,7 @@ import json
 import os
 import warnings
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 from modelgate.errors import (
     AttemptTimeout,
@@ -33,7 +33,7 @@ from modelgate.errors import (
     TransportError,
 )
 from modelgate.providers import _wire
-from modelgate.providers.base import ProviderConfig
+from modelgate.providers.base import Provider, ProviderConfig
 from modelgate.recording import scrub
 from modelgate.types import ModelRequest, ProviderResponse
 
@@ -88,10 +88,8 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-class LiteLLMProvider:
+class LiteLLMProvider(Provider):
     """One ``litellm.acompletion`` per request, retries off at every layer."""
-
-    sends_upstream: ClassVar[bool] = True
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
@@ -105,7 +103,7 @@ class LiteLLMProvider:
     def __repr__(self) -> str:
         return f"LiteLLMProvider(name={self.name!r}, model={self.model!r})"
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+    def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         """The body litellm sends (its OpenAI route writes these fields as they are)."""
         return _wire.chat_body(
             request,
@@ -115,9 +113,13 @@ class LiteLLMProvider:
             extra_body=self.config.extra_body,
         )
 
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        recorded: dict[str, Any] = scrub(self.wire_body(request))
+        return recorded
+
     async def complete(self, request: ModelRequest) -> ProviderResponse:
-        body = self.request_body(request)
-        recorded = scrub(body)
+        body = self.wire_body(request)
+        recorded: dict[str, Any] = scrub(body)
         kwargs: dict[str, Any] = {
             "model": self.route_model,
             "api_base": self.api_base,

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import orjson
 
-from modelgate.errors import AttemptTimeout, CallFailed, MalformedAnswer, TransportError
+from modelgate.errors import (
+    AttemptTimeout,
+    CallFailed,
+    MalformedAnswer,
+    NotConfigured,
+    TransportError,
+)
 from modelgate.providers import _wire
-from modelgate.providers.base import ProviderConfig
+from modelgate.providers.base import Provider, ProviderConfig
 from modelgate.recording import scrub
 from modelgate.types import ModelRequest, ProviderResponse
 
@@ -50,10 +56,8 @@ def decode_body(content: bytes) -> Any:
         return json.loads(content, parse_constant=_no_constants)
 
 
-class OpenAICompatibleProvider:
+class OpenAICompatibleProvider(Provider):
     """``POST {base_url}/chat/completions`` with the configured structured-output mode."""
-
-    sends_upstream: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -62,8 +66,6 @@ class OpenAICompatibleProvider:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if not config.base_url:
-            from modelgate.errors import NotConfigured
-
             raise NotConfigured("the openai adapter needs a base_url", provider=config.name)
         self.config = config
         self.name = config.name
@@ -104,7 +106,8 @@ class OpenAICompatibleProvider:
     def __repr__(self) -> str:
         return f"OpenAICompatibleProvider(name={self.name!r}, model={self.model!r})"
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+    def wire_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body posted for ``request`` (secret-named fields included)."""
         return _wire.chat_body(
             request,
             model=self.model,
@@ -113,12 +116,16 @@ class OpenAICompatibleProvider:
             extra_body=self.config.extra_body,
         )
 
-    async def complete(self, request: ModelRequest) -> ProviderResponse:
-        body = self.request_body(request)
+    def _recorded(self, body: dict[str, Any]) -> dict[str, Any]:
         # only the configured extra fields can carry a secret-named key
-        recorded_body = (
-            {**body, **scrub(self.config.extra_body)} if self.config.extra_body else body
-        )
+        return {**body, **scrub(self.config.extra_body)} if self.config.extra_body else body
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        return self._recorded(self.wire_body(request))
+
+    async def complete(self, request: ModelRequest) -> ProviderResponse:
+        body = self.wire_body(request)
+        recorded_body = self._recorded(body)
         try:
             response = await self._client_for_this_loop().post(self.url, content=encode_body(body))
         except httpx.TimeoutException:

@@ -7,11 +7,12 @@ from typing import ClassVar
 
 from modelgate.errors import ReplayMiss
 from modelgate.fingerprint import request_fingerprint
+from modelgate.providers.base import Provider
 from modelgate.recording import Exchange
 from modelgate.types import ModelRequest, ProviderResponse, Usage
 
 
-class ReplayProvider:
+class ReplayProvider(Provider):
     """Replays answered (``outcome == "ok"``) exchanges recorded by ``Recorder``.
 
     The fingerprint is computed with ``model`` (by default the one model all the

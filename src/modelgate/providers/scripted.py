@@ -11,12 +11,14 @@ import json
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel
 
 from modelgate.errors import CallFailed, ModelGateError
 from modelgate.providers import _wire
+from modelgate.providers.base import Provider
+from modelgate.recording import scrub
 from modelgate.types import ModelRequest, ProviderResponse, StructuredOutput, Usage
 
 
@@ -56,10 +58,8 @@ def _as_reply(item: ReplyLike) -> ScriptedReply:
     return ScriptedReply(text=item)
 
 
-class ScriptedProvider:
+class ScriptedProvider(Provider):
     """Answers from a queue. ``requests`` holds every request it saw, in order."""
-
-    sends_upstream: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -84,15 +84,22 @@ class ScriptedProvider:
     def pending(self) -> int:
         return len(self._queue)
 
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The chat-completions body a real OpenAI-compatible adapter would send."""
+        body: dict[str, Any] = scrub(
+            _wire.chat_body(
+                request,
+                model=self.model,
+                mode=StructuredOutput.JSON_SCHEMA,
+                max_output_tokens=None,
+                extra_body=self.extra_body,
+            )
+        )
+        return body
+
     async def complete(self, request: ModelRequest) -> ProviderResponse:
         self.requests.append(request)
-        body = _wire.chat_body(
-            request,
-            model=self.model,
-            mode=StructuredOutput.JSON_SCHEMA,
-            max_output_tokens=None,
-            extra_body=self.extra_body,
-        )
+        body = self.request_body(request)
         if not self._queue:
             raise ScriptExhausted(f"{self.name}: no scripted reply left for request")
         reply = self._queue.popleft()

@@ -1,17 +1,15 @@
-"""The seeded demo ("Flood Relief Demo") and Reset."""
+"""The seeded demo ("Flood Relief Demo"); the app's Reset is ``trace_app.demo_reset``."""
 
 from trace_app.demo.seed import (
-    after_reset_hooks,
-    ensure_seeded,
     hospital_example_input,
+    is_empty,
     reset_demo,
     seed_demo,
 )
 
 __all__ = [
-    "after_reset_hooks",
-    "ensure_seeded",
     "hospital_example_input",
+    "is_empty",
     "reset_demo",
     "seed_demo",
 ]

@@ -1,16 +1,15 @@
-"""Seeding and resetting the demo.
+"""Seeding the demo.
 
 :func:`reset_demo` deletes every incident, organisation, report, person (with its
 alternate names and link decisions), claim, alert, investigation run and review
-decision, seeds the demo again through :func:`publish_report` (the same path as the
-form), then calls each hook in :data:`after_reset_hooks` with the session. It never
-touches files (the model ledger included). The caller commits, so a reset is one
-transaction: a failing hook rolls the whole reset back.
+decision, and seeds the demo again through :func:`publish_report` (the same path as the
+form). It never touches files (the model ledger included) and the caller commits. The
+app's Reset demo, which also re-creates the investigation's REPLAYED runs in the same
+transaction, is :func:`trace_app.demo_reset.reset`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -45,12 +44,6 @@ from trace_app.store.models import (
     ReviewDecision,
 )
 from trace_app.store.types import new_id
-
-ResetHook = Callable[[Session], None]
-
-after_reset_hooks: list[ResetHook] = []
-"""Called in order, with the session, after every reset and first seed (the investigation
-re-creates its REPLAYED runs here). A hook must be idempotent and must not commit."""
 
 # Children first, so foreign keys hold on every backend.
 _TABLES_IN_DELETE_ORDER: tuple[type[Any], ...] = (
@@ -103,12 +96,6 @@ def seed_demo(session: Session) -> Incident:
     return incident
 
 
-def run_after_reset_hooks(session: Session) -> None:
-    for hook in list(after_reset_hooks):
-        hook(session)
-    session.flush()
-
-
 def clear_all(session: Session) -> None:
     """Delete every Trace record (not the ledger, not any file)."""
     for table in _TABLES_IN_DELETE_ORDER:
@@ -117,17 +104,13 @@ def clear_all(session: Session) -> None:
 
 
 def reset_demo(session: Session) -> Incident:
-    """Delete everything, seed the demo, run the hooks. The caller commits."""
+    """Delete everything and seed the demo (no REPLAYED runs). The caller commits."""
     clear_all(session)
     incident = seed_demo(session)
     session.flush()
-    run_after_reset_hooks(session)
     return incident
 
 
-def ensure_seeded(session: Session) -> bool:
-    """Seed the demo (as a reset) when the database holds no incident; True when seeded."""
-    if session.scalars(select(Incident.id).limit(1)).first() is not None:
-        return False
-    reset_demo(session)
-    return True
+def is_empty(session: Session) -> bool:
+    """True when the database holds no incident (a demo server seeds it then)."""
+    return session.scalars(select(Incident.id).limit(1)).first() is None

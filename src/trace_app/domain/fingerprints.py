@@ -1,28 +1,23 @@
 """Content of reports and incidents without database ids, and its fingerprint.
 
 The same seeded content gives the same fingerprint after every reset, because ids and
-publication times (wall clock) are left out. Canonical JSON: sorted keys, compact
-separators, UTF-8; SHA-256 with a versioned prefix.
+publication times (wall clock) are left out. Canonical JSON is modelgate's
+(``modelgate.fingerprint.canonical_json``: sorted keys, compact separators, UTF-8);
+SHA-256 with a versioned prefix.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload, selectinload
 
+from modelgate.fingerprint import canonical_json
 from trace_app.store.models import Alert, Claim, Incident, Person, Report
 
 FINGERPRINT_VERSION = "trace-content-v1"
-
-
-def canonical_json(value: Any) -> bytes:
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
 
 
 def content_fingerprint(value: Any) -> str:

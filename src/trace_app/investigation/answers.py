@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from modelgate.typed import closed_enum
+from modelgate.answers import closed_enum
 
 NO_SOURCE = "NONE"
 

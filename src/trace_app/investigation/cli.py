@@ -1,29 +1,29 @@
 """The investigation's commands: ``trace investigate``, ``trace ledger``, ``trace record-demo``.
 
-:func:`register` adds them to the ``trace`` Typer app.
+:mod:`trace_app.cli` registers them on the ``trace`` Typer app.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from trace_app.investigation.model_settings import PASSPHRASE_ENV, ModelSettingsError
+from trace_app.cli_support import fail, model_settings, trace_settings
 
 if TYPE_CHECKING:
+    from trace_app.investigation.model_settings import ModelSettings
     from trace_app.investigation.service import InvestigationService
 
 
-def _passphrase(ask: bool) -> str | None:
-    """From TRACE_LIVE_PASSPHRASE, else typed at a hidden prompt (never echoed or logged)."""
-    value = os.environ.get(PASSPHRASE_ENV, "")
-    if value:
-        return value
+def _passphrase(model: ModelSettings, ask: bool) -> str | None:
+    """The server's own (TRACE_LIVE_PASSPHRASE, in ``model``), else typed at a hidden
+    prompt (never echoed or logged)."""
+    if model.passphrase:
+        return model.passphrase
     if not ask:
         return None
     typed: str = typer.prompt(
@@ -50,25 +50,19 @@ def investigate(
     ),
 ) -> None:
     """Investigate how one report attributes its information (at most two model calls)."""
-    from trace_app.cli import _settings
     from trace_app.domain.errors import NotFoundError
     from trace_app.investigation.service import build_service
-    from trace_app.plugins import load_optional_parts
     from trace_app.store.db import Database
 
-    settings = _settings()
-    load_optional_parts()
+    settings = trace_settings()
+    model = model_settings()
     db = Database.from_settings(settings)
     try:
-        try:
-            service = build_service(db, settings)
-        except ModelSettingsError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from exc
+        service = build_service(db, settings, model=model)
         try:
             # PARTIAL or a saved run needs no passphrase: ask only when a call is due
             result = service.without_call(report_id) or asyncio.run(
-                _live_once(service, report_id, _passphrase(prompt))
+                _live_once(service, report_id, _passphrase(model, prompt))
             )
         except NotFoundError as exc:
             typer.echo(f"error: {exc}", err=True)
@@ -116,10 +110,9 @@ def investigate(
 def ledger() -> None:
     """Show the model request ledger: requests, tokens and the cap (no secrets)."""
     from modelgate.errors import LedgerUnavailable
-    from trace_app.cli import _settings
     from trace_app.investigation.service import ledger_factory_for
 
-    settings = _settings()
+    settings = trace_settings()
     try:
         snapshot = ledger_factory_for(settings)().snapshot()
     except LedgerUnavailable as exc:
@@ -137,49 +130,34 @@ def record_demo(
 ) -> None:
     """Record real runs of the two seeded reports with the configured model (2-3 calls)."""
     from modelgate.providers import build_provider
-    from trace_app.cli import _settings
     from trace_app.investigation.demo_recording import RecordingFailed
     from trace_app.investigation.demo_recording import record_demo as run_recording
-    from trace_app.investigation.model_settings import ModelSettings
     from trace_app.investigation.recorded import default_output
     from trace_app.investigation.service import ledger_factory_for
 
-    settings = _settings()
-    try:
-        model = ModelSettings.from_env()
-    except ModelSettingsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
-    target = output or default_output()
+    settings = trace_settings()
+    model = model_settings()
+    target = output or default_output(settings.recorded_investigations)
     if target is None:
-        typer.echo(
-            "error: Trace is not running from a checkout and TRACE_RECORDED_INVESTIGATIONS "
-            "is unset; pass --output PATH",
-            err=True,
+        fail(
+            "Trace is not running from a checkout and TRACE_RECORDED_INVESTIGATIONS "
+            "is unset; pass --output PATH"
         )
-        raise typer.Exit(2)
     try:
         outcome = asyncio.run(
             run_recording(
                 model=model,
-                passphrase=_passphrase(True),
+                passphrase=_passphrase(model, True),
                 output=target,
                 ledger_factory=ledger_factory_for(settings),
                 provider_factory=build_provider,
             )
         )
     except RecordingFailed as exc:
-        typer.echo(f"error: {exc}; {target} was left unchanged", err=True)
-        raise typer.Exit(1) from exc
+        fail(f"{exc}; {target} was left unchanged", 1)
     for result in outcome.results:
         typer.echo(
             f"{result.status.value}: {result.attribution} / {result.referenced_source}"
             f"{' / ' + result.support if result.support else ''} ({result.requests_sent} calls)"
         )
     typer.echo(f"recorded {len(outcome.runs)} runs with {model.model} into {outcome.path}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("investigate")(investigate)
-    app.command("ledger")(ledger)
-    app.command("record-demo")(record_demo)

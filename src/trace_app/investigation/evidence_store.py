@@ -163,7 +163,9 @@ def report_exists(session: Session, report_id: str) -> bool:
 
 
 def run_from_result(incident_id: str, result: InvestigationResult) -> InvestigationRun:
-    """A new row for a COMPLETED or NEEDS_REVIEW result (anything else is never saved)."""
+    """A new row for a COMPLETED or NEEDS_REVIEW result (anything else is never saved):
+    a LIVE check's, or a REPLAYED run re-created from the recorded file. The one place an
+    ``InvestigationRun`` is built."""
     if not result.status.saved or result.mode is None or result.fingerprint is None:
         raise ValueError(f"a {result.status} result is not saved")
     assert result.run_at is not None and result.model is not None

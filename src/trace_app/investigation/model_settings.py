@@ -1,6 +1,7 @@
 """Which model Trace asks, how, and under what guard: read from the environment.
 
-- ``TRACE_MODEL_PROVIDER``: ``openai`` (default; httpx, any OpenAI-compatible server) or
+- ``TRACE_MODEL_PROVIDER``: one of modelgate's adapters (``modelgate.providers.registry``,
+  the one table of them): ``openai`` (default; httpx, any OpenAI-compatible server) or
   ``litellm`` (the optional extra; model ``nvidia_nim/...``).
 - ``TRACE_MODEL``: the model id sent upstream; default
   ``nvidia/nemotron-3.5-lightning-30b-a3b`` (``nvidia_nim/`` prefixed for litellm).
@@ -11,8 +12,16 @@
 - ``NVIDIA_NIM_API_KEY``: the key for NVIDIA's hosted API (needed with NVIDIA's base URL).
 - ``TRACE_MODEL_API_KEY``: a key for another server (optional; sent only when set).
 - ``TRACE_LIVE_PASSPHRASE``: typed for each live check; unset means live checks are off.
-- ``TRACE_MODEL_REQUEST_CAP``: the ledger's lifetime request cap, default 200, clamped to
-  1-1000 (read by ``modelgate.ledger.cap_from_env``).
+  ``trace demo`` generates one instead and passes it to ``create_app`` in these settings.
+- ``TRACE_MODEL_AUDIT_LOG``: a file path; when set, every model exchange is appended to it
+  as JSONL through modelgate's recorder (request bodies with secrets removed).
+
+With none of ``NVIDIA_NIM_API_KEY``, ``TRACE_MODEL`` and ``TRACE_MODEL_BASE_URL`` set,
+``configured`` is False and ``trace demo`` / ``trace eval`` start the embedded model
+(:meth:`ModelSettings.for_local_server`). The ledger's request cap is a Trace setting
+(``TRACE_MODEL_REQUEST_CAP``, :class:`trace_app.settings.TraceSettings`). Together the two
+classes are the only readers of the environment in ``trace_app``; the key itself is read
+by modelgate (``ProviderConfig.read_api_key``) when a call is due, and never logged.
 
 The per-call settings are fixed by the spec and not configurable: temperature 0, 96 output
 tokens, one attempt on one provider, a 45-second wall clock per call, and reasoning off
@@ -21,13 +30,15 @@ tokens, one attempt on one provider, a 45-second wall clock per call, and reason
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, cast
 
-from modelgate.providers import ProviderConfig
+from modelgate.providers import AdapterName, ProviderConfig, adapter_names
 from modelgate.types import StructuredOutput
 
 NEMOTRON_MODEL = "nvidia/nemotron-3.5-lightning-30b-a3b"
@@ -36,14 +47,15 @@ NVIDIA_BASE_URL = "https://integrate.api.nvidia.com/v1"
 NVIDIA_KEY_ENV = "NVIDIA_NIM_API_KEY"
 OTHER_KEY_ENV = "TRACE_MODEL_API_KEY"
 PASSPHRASE_ENV = "TRACE_LIVE_PASSPHRASE"  # noqa: S105 (a variable name)
-CAP_ENV = "TRACE_MODEL_REQUEST_CAP"
+AUDIT_LOG_ENV = "TRACE_MODEL_AUDIT_LOG"
+CONFIGURING_VARIABLES = (NVIDIA_KEY_ENV, "TRACE_MODEL", "TRACE_MODEL_BASE_URL")
 
 TEMPERATURE = 0.0
 MAX_OUTPUT_TOKENS = 96
 CALL_TIMEOUT_S = 45.0
 REASONING_OFF: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}
 
-Adapter = Literal["openai", "litellm"]
+Adapter = AdapterName
 
 
 class ModelSettingsError(ValueError):
@@ -64,16 +76,20 @@ class ModelSettings:
     structured_output: StructuredOutput
     passphrase: str | None = field(repr=False)
     timeout_s: float = CALL_TIMEOUT_S
+    audit_log: Path | None = None
+    # whether the environment names a model (False: only the defaults; see the module doc)
+    configured: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ModelSettings:
         env = os.environ if env is None else env
         adapter_value = env.get("TRACE_MODEL_PROVIDER", "openai").strip().lower() or "openai"
-        if adapter_value not in ("openai", "litellm"):
+        if adapter_value not in adapter_names():
+            choices = " or ".join(repr(name) for name in adapter_names())
             raise ModelSettingsError(
-                f"TRACE_MODEL_PROVIDER must be 'openai' or 'litellm', not {adapter_value!r}"
+                f"TRACE_MODEL_PROVIDER must be {choices}, not {adapter_value!r}"
             )
-        adapter: Adapter = "litellm" if adapter_value == "litellm" else "openai"
+        adapter = cast(Adapter, adapter_value)
         base_url = env.get("TRACE_MODEL_BASE_URL", "").strip().rstrip("/") or NVIDIA_BASE_URL
         default_model = LITELLM_PREFIX + NEMOTRON_MODEL if adapter == "litellm" else NEMOTRON_MODEL
         model = env.get("TRACE_MODEL", "").strip() or default_model
@@ -90,6 +106,7 @@ class ModelSettings:
         else:
             key_env = OTHER_KEY_ENV if env.get(OTHER_KEY_ENV, "").strip() else ""
         passphrase = env.get(PASSPHRASE_ENV, "") or None
+        audit = env.get(AUDIT_LOG_ENV, "").strip()
         return cls(
             adapter=adapter,
             model=model,
@@ -97,6 +114,21 @@ class ModelSettings:
             api_key_env=key_env,
             structured_output=structured,
             passphrase=passphrase,
+            audit_log=Path(audit) if audit else None,
+            configured=any(env.get(name, "").strip() for name in CONFIGURING_VARIABLES),
+        )
+
+    def for_local_server(self, model: str, base_url: str) -> ModelSettings:
+        """These settings pointed at a local OpenAI-compatible server (llama.cpp's): no key,
+        JSON object with schema; the passphrase and the audit log stay as they are."""
+        return dataclasses.replace(
+            self,
+            adapter="openai",
+            model=model,
+            base_url=base_url.rstrip("/"),
+            api_key_env="",
+            structured_output=StructuredOutput.JSON_OBJECT_SCHEMA,
+            configured=True,
         )
 
     @property

@@ -1,9 +1,10 @@
-"""REPLAYED demo runs: ``demo/recorded_investigations.json`` and its reset hook.
+"""REPLAYED demo runs: ``demo/recorded_investigations.json``, replayed after every Reset.
 
 Where the file is (:func:`default_path`, one place): ``TRACE_RECORDED_INVESTIGATIONS``
-when set; otherwise ``demo/recorded_investigations.json`` at the root of the repository
-checkout ``trace_app`` is imported from (found from the package's own location, so
-``trace serve`` and ``trace reset`` find it from any folder); otherwise a copy shipped
+when set (read by :class:`trace_app.settings.TraceSettings` and passed in); otherwise
+``demo/recorded_investigations.json`` at the root of the repository checkout ``trace_app``
+is imported from (found from the package's own location, so ``trace serve`` and
+``trace reset`` find it from any folder); otherwise a copy shipped
 inside the package (``trace_app/demo/``) if a build put one there. With none of these
 (an installed wheel without the copy) Reset logs a warning and creates no REPLAYED runs.
 See ``docs/decisions/0031``.
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -46,16 +46,15 @@ from trace_app.investigation.attribution_cues import find_cues
 from trace_app.investigation.content_fingerprint import content_fingerprint
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.menu import build_menu
-from trace_app.investigation.outcome import InvestigationResult
+from trace_app.investigation.outcome import Citation, InvestigationResult, UsageTotals
 from trace_app.investigation.requests import PROMPT_VERSION
 from trace_app.investigation.vocabulary import Mode, Status
+from trace_app.settings import RECORDED_INVESTIGATIONS_ENV as PATH_ENV
 from trace_app.store.models import Incident, InvestigationRun
-from trace_app.store.types import new_id
 
 log = logging.getLogger(__name__)
 
 FORMAT = "trace-recorded-investigations-v1"
-PATH_ENV = "TRACE_RECORDED_INVESTIGATIONS"
 FILE_NAME = "recorded_investigations.json"
 CHECKOUT_FILE = Path("demo") / FILE_NAME
 
@@ -118,29 +117,30 @@ def checkout_root(package_dir: Path | None = None) -> Path | None:
     return None
 
 
-def default_path(package_dir: Path | None = None) -> Path | None:
-    """Where Reset reads the recorded runs: ``TRACE_RECORDED_INVESTIGATIONS``, else the
-    checkout's ``demo/`` file, else a copy shipped in the package if one exists, else
-    ``None``."""
-    chosen = default_output(package_dir)
+def default_path(override: Path | None = None, *, package_dir: Path | None = None) -> Path | None:
+    """Where Reset reads the recorded runs: ``override`` (``TRACE_RECORDED_INVESTIGATIONS``),
+    else the checkout's ``demo/`` file, else a copy shipped in the package if one exists,
+    else ``None``."""
+    chosen = default_output(override, package_dir=package_dir)
     if chosen is not None:
         return chosen
     packaged = (package_dir or Path(__file__).resolve().parent.parent) / "demo" / FILE_NAME
     return packaged if packaged.is_file() else None
 
 
-def default_output(package_dir: Path | None = None) -> Path | None:
-    """Where ``trace record-demo`` writes by default: ``TRACE_RECORDED_INVESTIGATIONS``,
-    else the checkout's ``demo/`` file; never into an installed package (``None``)."""
-    override = os.environ.get(PATH_ENV, "").strip()
-    if override:
-        return Path(override).expanduser()
+def default_output(override: Path | None = None, *, package_dir: Path | None = None) -> Path | None:
+    """Where ``trace record-demo`` writes by default: ``override``
+    (``TRACE_RECORDED_INVESTIGATIONS``), else the checkout's ``demo/`` file; never into an
+    installed package (``None``)."""
+    if override is not None:
+        return override
     root = checkout_root(package_dir)
     return root / CHECKOUT_FILE if root is not None else None
 
 
 def load_recorded(path: Path | None = None) -> list[RecordedRun]:
-    """The recorded runs; ``[]`` (logged) when there is no file; ``RecordedRunsError`` if bad."""
+    """The recorded runs of ``path`` (default: :func:`default_path`); ``[]`` (logged) when
+    there is no file; ``RecordedRunsError`` if bad."""
     path = path or default_path()
     if path is None:
         log.warning(
@@ -202,7 +202,7 @@ def write_recorded(runs: list[RecordedRun], recorded_at: datetime, path: Path) -
 
 
 def recreate_replayed_runs(session: Session, path: Path | None = None) -> int:
-    """The reset hook: add a REPLAYED run for each recorded run whose fingerprint matches a
+    """After a reset: add a REPLAYED run for each recorded run whose fingerprint matches a
     report now in the store. Returns how many were added. Idempotent; never commits."""
     try:
         recorded = [r for r in load_recorded(path) if r.prompt_version == PROMPT_VERSION]
@@ -239,36 +239,33 @@ def recreate_replayed_runs(session: Session, path: Path | None = None) -> int:
 def _replayed_row(
     incident_id: str, report: ReportEvidence, run: RecordedRun, reports: tuple[Any, ...]
 ) -> InvestigationRun:
-    report_id = report.report_id
+    """The recorded run as a REPLAYED row, built by the one row builder
+    (:func:`evidence_store.run_from_result`); cited reports are found by source and text."""
     citations = []
     for c in run.citations:
         if c.role == "report":
-            cited_id = report_id
+            cited_id = report.report_id
         else:
             cited_id = next(
                 (r.report_id for r in reports if r.source == c.source and r.text == c.excerpt),
                 "",
             )
-        citations.append({**c.model_dump(), "report_id": cited_id})
-    return InvestigationRun(
-        id=new_id("inv"),
-        incident_id=incident_id,
-        report_id=report_id,
-        status=run.status.value,
-        mode=Mode.REPLAYED.value,
-        model=run.model,
-        prompt_version=run.prompt_version,
-        run_at=run.run_at,
-        fingerprint=run.fingerprint,
+        citations.append(Citation(report_id=cited_id, **c.model_dump()))
+    replayed = InvestigationResult(
+        report_id=report.report_id,
+        status=run.status,
+        reason=run.reason,
+        mode=Mode.REPLAYED,
         attribution=run.attribution,
         referenced_source=run.referenced_source,
         support=run.support,
-        prompt_tokens=run.usage.prompt_tokens,
-        completion_tokens=run.usage.completion_tokens,
-        estimated_tokens=run.usage.estimated_tokens,
-        usage_source=run.usage.source,
-        citations=citations,
-        reason=run.reason,
-        evidence=[cue.as_json() for cue in find_cues(report.text)],
+        model=run.model,
+        prompt_version=run.prompt_version,
+        run_at=run.run_at,
+        usage=UsageTotals(**run.usage.model_dump()),
+        citations=tuple(citations),
+        fingerprint=run.fingerprint,
+        evidence=find_cues(report.text),
         rules_version=None,  # the recorded file does not say; shown runs are re-decided
     )
+    return store.run_from_result(incident_id, replayed)

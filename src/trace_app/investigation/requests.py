@@ -20,7 +20,7 @@ import re
 import string
 from importlib import resources
 
-from modelgate.typed import output_schema
+from modelgate.answers import output_schema
 from modelgate.types import Message, ModelRequest
 from trace_app.investigation.answers import (
     NO_SOURCE,

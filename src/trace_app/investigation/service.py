@@ -20,11 +20,9 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -33,7 +31,7 @@ from sqlalchemy.orm import Session
 from modelgate.errors import ModelGateError, NotConfigured, NotSent
 from modelgate.fingerprint import fingerprint
 from modelgate.gateway import Gateway, RetryPolicy
-from modelgate.ledger import JsonFileLedger, Ledger, LedgerSnapshot, cap_from_env
+from modelgate.ledger import JsonFileLedger, Ledger, LedgerSnapshot
 from modelgate.providers import Provider, ProviderConfig, build_provider
 from modelgate.recording import Recorder
 from modelgate.types import Answer, Usage, estimate_usage
@@ -46,7 +44,7 @@ from trace_app.investigation.attribution_cues import Cue, find_cues
 from trace_app.investigation.content_fingerprint import content_fingerprint
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.menu import MAX_MENU_SOURCES, Menu, build_menu, reports_from
-from trace_app.investigation.model_settings import CAP_ENV, ModelSettings
+from trace_app.investigation.model_settings import ModelSettings
 from trace_app.investigation.outcome import (
     Citation,
     InvestigationResult,
@@ -78,7 +76,6 @@ ProviderFactory = Callable[[ProviderConfig], Provider]
 LedgerFactory = Callable[[], Ledger]
 
 SQL_LEDGER_NAME = "trace-model-usage"
-AUDIT_LOG_ENV = "TRACE_MODEL_AUDIT_LOG"
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +316,7 @@ class InvestigationService:
         """The provider for the current configuration and event loop, built once: an HTTP
         client (TLS context, connection pool) costs far more than a loopback call."""
         config = self.model.provider_config()
-        key_value = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
+        key_value = config.read_api_key() or ""  # NotConfigured when a named key is unset
         key = (
             id(asyncio.get_running_loop()),
             fingerprint(config.model_dump(mode="json"), "trace_provider_config"),
@@ -340,10 +337,8 @@ class InvestigationService:
         self._providers.clear()
         self._stale.clear()
         for provider in providers:
-            closer = getattr(provider, "aclose", None)
-            if closer is not None:
-                with contextlib.suppress(Exception):
-                    await closer()
+            with contextlib.suppress(Exception):
+                await provider.aclose()
 
     async def _calls(
         self,
@@ -465,20 +460,20 @@ def _never_sent(error: ModelGateError) -> bool:
 
 def ledger_factory_for(settings: TraceSettings, db: Database | None = None) -> LedgerFactory:
     """The JSON-file ledger under TRACE_HOME, or the SQL ledger when DATABASE_URL is
-    PostgreSQL. The cap is read from TRACE_MODEL_REQUEST_CAP on every use."""
+    PostgreSQL, with the cap of ``settings.request_cap`` (TRACE_MODEL_REQUEST_CAP)."""
     if settings.database_url.startswith("postgresql"):
         engine = db.engine if db is not None else make_engine(settings.database_url)
 
         def sql_ledger() -> Ledger:
-            from modelgate.ledger import SqlLedger
+            from modelgate.ledger_sql import SqlLedger
 
-            ledger: Ledger = SqlLedger(engine, name=SQL_LEDGER_NAME, cap=cap_from_env(CAP_ENV))
+            ledger: Ledger = SqlLedger(engine, name=SQL_LEDGER_NAME, cap=settings.request_cap)
             return ledger
 
         return sql_ledger
 
     def file_ledger() -> Ledger:
-        return JsonFileLedger(settings.ledger_path, cap=cap_from_env(CAP_ENV))
+        return JsonFileLedger(settings.ledger_path, cap=settings.request_cap)
 
     return file_ledger
 
@@ -489,19 +484,21 @@ def build_service(
     *,
     model: ModelSettings | None = None,
     provider_factory: ProviderFactory = build_provider,
+    model_health: Callable[[], str | None] | None = None,
 ) -> InvestigationService:
-    """The service as the web app and the CLI use it, configured from the environment.
-
-    ``TRACE_MODEL_AUDIT_LOG`` (a file path), when set, appends every model exchange to a
-    JSONL audit log through modelgate's recorder (request bodies with secrets removed).
+    """The service as the web app and the CLI use it: ``model`` (default: read from the
+    environment) names the model, the passphrase and the audit log; when
+    ``model.audit_log`` is set, every model exchange is appended to it as JSONL through
+    modelgate's recorder (request bodies with secrets removed).
     """
-    audit = os.environ.get(AUDIT_LOG_ENV, "").strip()
+    model = model or ModelSettings.from_env()
     return InvestigationService(
         db,
-        model=model or ModelSettings.from_env(),
+        model=model,
         ledger_factory=ledger_factory_for(settings, db),
         provider_factory=provider_factory,
-        recorder=Recorder(Path(audit)) if audit else None,
+        recorder=Recorder(model.audit_log) if model.audit_log is not None else None,
+        model_health=model_health,
     )
 
 

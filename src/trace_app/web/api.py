@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
-from trace_app.demo.seed import reset_demo
+from trace_app import demo_reset
 from trace_app.domain import alerts, queries, search
 from trace_app.domain.alerts import MAX_NOTE_CHARACTERS
 from trace_app.domain.errors import AlertClosedError, NotFoundError, PublishError, TraceError
@@ -387,7 +387,7 @@ def reset(
     Only on a demo server (``trace demo``, ``trace serve --demo``); elsewhere 403."""
     if not is_demo(request):
         return JSONResponse({"detail": DEMO_ONLY_MESSAGE, "code": "demo_only"}, status_code=403)
-    incident = reset_demo(session)
+    incident = demo_reset.reset(session, request.app.state.settings)
     session.commit()
     summary = next(s for s in queries.list_incidents(session) if s.incident.id == incident.id)
     return ResetOut(

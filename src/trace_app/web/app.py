@@ -2,14 +2,14 @@
 
 ``create_app(settings)`` opens the database, applies migrations, seeds the demo into an
 empty database on a demo server only (``settings.demo``; a deployment never seeds and
-refuses Reset demo), and mounts the pages, the JSON API and the static files. The
-investigation's routes are included when ``trace_app.web.investigation_routes`` exists
-(it exposes ``router``).
+refuses Reset demo), and mounts the pages, the JSON API, the investigation's routes
+(:mod:`trace_app.web.investigation_routes`, set up here with the model settings) and the
+static files. A new page or API route goes into one of these routers (see
+docs/architecture.md).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -20,11 +20,18 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from trace_app.demo.seed import ensure_seeded
-from trace_app.plugins import load_optional_parts
+from trace_app.demo_reset import seed_if_empty
+from trace_app.investigation.model_settings import ModelSettings
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
-from trace_app.web import api, interchange_routes, pages, person_routes
+from trace_app.web import (
+    api,
+    interchange_routes,
+    investigation_routes,
+    pages,
+    person_routes,
+    review_routes,
+)
 from trace_app.web.deps import ReportContextProvider, make_templates
 from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.security import SecurityMiddleware
@@ -32,24 +39,24 @@ from trace_app.web.throttle import PassphraseThrottle
 
 log = logging.getLogger(__name__)
 
-INVESTIGATION_ROUTES = "trace_app.web.investigation_routes"
-
 
 def create_app(
     settings: TraceSettings | None = None,
     *,
     db: Database | None = None,
+    model: ModelSettings | None = None,
     model_health: Callable[[], str | None] | None = None,
 ) -> FastAPI:
-    """``model_health`` (e.g. the embedded server's ``unavailable_reason``) says why the
+    """``model`` says which model live checks ask and holds their passphrase (default:
+    :meth:`ModelSettings.from_env`; ``trace demo`` passes the one it generated).
+    ``model_health`` (e.g. the embedded server's ``unavailable_reason``) says why the
     model cannot take a call now, or ``None``; the investigation checks it before a call
     and the Investigate panel shows it."""
     settings = settings or TraceSettings.from_env()
-    load_optional_parts()
     database = db or Database.from_settings(settings)
     if settings.demo:
         with database.session() as session:
-            if ensure_seeded(session):
+            if seed_if_empty(session, settings):
                 log.info("seeded the demo into an empty database")
 
     @asynccontextmanager
@@ -92,24 +99,10 @@ def create_app(
     app.include_router(pages.router)
     app.include_router(person_routes.api_router)
     app.include_router(person_routes.page_router)
-    _include_investigation_routes(app)
-    return app
-
-
-def _include_investigation_routes(app: FastAPI) -> None:
-    try:
-        module = importlib.import_module(INVESTIGATION_ROUTES)
-    except ModuleNotFoundError as exc:
-        if exc.name != INVESTIGATION_ROUTES:
-            raise
-        return
-    app.include_router(module.router)
-    setup = getattr(module, "setup", None)
-    if callable(setup):
-        setup(app)
-    from trace_app.web import review_routes  # the review queue rests on the investigation
-
+    app.include_router(investigation_routes.router)
     app.include_router(review_routes.router)
+    investigation_routes.setup(app, model)
+    return app
 
 
 def app_from_env() -> FastAPI:

@@ -42,7 +42,7 @@ from trace_app.domain import queries
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.investigation import evidence_store
-from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS
+from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS, ModelSettings
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.service import InvestigationService, build_service
 from trace_app.investigation.vocabulary import MODE_MEANINGS, STATUS_MEANINGS
@@ -292,11 +292,13 @@ def panel_context(session: Session, report: Report) -> dict[str, Any]:
     }
 
 
-def setup(app: FastAPI) -> None:
-    """Called by the app factory: build the service and register the panel context."""
-    health = getattr(app.state, "model_health", None)
-    app.state.investigation = build_service(app.state.db, app.state.settings)
-    app.state.investigation.model_health = health
+def setup(app: FastAPI, model: ModelSettings | None = None) -> None:
+    """Called by the app factory: build the service with ``model`` (default: read from the
+    environment) and register the panel context."""
+    health = app.state.model_health
+    app.state.investigation = build_service(
+        app.state.db, app.state.settings, model=model, model_health=health
+    )
 
     def panel_with_model_state(session: Session, report: Report) -> dict[str, Any]:
         notice = health() if health is not None else None

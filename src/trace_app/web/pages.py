@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from trace_app.demo.seed import reset_demo
+from trace_app import demo_reset
 from trace_app.domain import alerts, queries, search
 from trace_app.domain.errors import (
     AlertClosedError,
@@ -293,6 +293,6 @@ def reset(request: Request, session: Session = Depends(get_session)) -> Response
         return render(
             request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
         )
-    reset_demo(session)
+    demo_reset.reset(session, request.app.state.settings)
     session.commit()
     return RedirectResponse("/?reset=1", status_code=303)

@@ -34,9 +34,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelgate.answers import output_schema
 from modelgate.fingerprint import fingerprint
 from modelgate.prompts import Prompt, load_prompt
-from modelgate.typed import output_schema
 from modelgate.types import Message, ModelRequest
 from viano_bug_analysis.analysis.case_access import BackgroundSha256, BuiltCase
 from viano_bug_analysis.analysis.catalogue import (

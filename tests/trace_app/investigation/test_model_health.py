@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from fastapi.testclient import TestClient
 
@@ -53,7 +52,7 @@ async def test_healthy_server_goes_ahead(harness: Harness) -> None:
 
 
 def test_panel_and_api_say_the_model_is_restarting(
-    sqlite_settings: TraceSettings, isolated_hooks: list[Any], tmp_path: Path
+    sqlite_settings: TraceSettings, tmp_path: Path
 ) -> None:
     state = {"reason": RESTARTING}
     app = create_app(sqlite_settings, model_health=lambda: state["reason"])

@@ -8,7 +8,6 @@ report page, which shows that check's result; reloading it asks nothing.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from fastapi.testclient import TestClient
 
@@ -20,9 +19,7 @@ from trace_app.web.app import create_app
 from .conftest import PASSPHRASE
 
 
-def test_no_js_check_redirects_and_a_reload_sends_nothing(
-    sqlite_settings: TraceSettings, isolated_hooks: list[Any]
-) -> None:
+def test_no_js_check_redirects_and_a_reload_sends_nothing(sqlite_settings: TraceSettings) -> None:
     provider = ScriptedProvider(model=NEMOTRON_MODEL)
     provider.add({"attribution": "LOST", "referenced_source": "NONE"})  # out of set: FAILED
     app = create_app(sqlite_settings)

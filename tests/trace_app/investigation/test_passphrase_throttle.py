@@ -40,7 +40,7 @@ def guess(http: TestClient, report_id: str, passphrase: str) -> Any:
 
 
 @pytest.fixture
-def web(sqlite_settings: TraceSettings, isolated_hooks: list[Any]) -> Iterator[TestClient]:
+def web(sqlite_settings: TraceSettings) -> Iterator[TestClient]:
     with client(create_app(sqlite_settings)) as http:
         yield http
 
@@ -80,7 +80,7 @@ def test_the_form_is_throttled_too(web: TestClient) -> None:
 
 
 def test_overall_ceiling_covers_every_address(
-    sqlite_settings: TraceSettings, isolated_hooks: list[Any], tmp_path: Path
+    sqlite_settings: TraceSettings, tmp_path: Path
 ) -> None:
     settings = settings_for(
         sqlite_settings.database_url, sqlite_settings.home, guess_limit_overall="4/minute"
@@ -101,7 +101,7 @@ def test_bad_limit_setting_is_refused() -> None:
 
 @pytest.mark.postgres
 def test_replicas_on_one_postgres_keep_their_own_counts_unless_storage_is_shared(
-    pg_schema_url: str, tmp_path: Path, isolated_hooks: list[Any]
+    pg_schema_url: str, tmp_path: Path
 ) -> None:
     """Two replicas on one PostgreSQL database. With the default ``memory://`` storage the
     counts are per replica (documented: R replicas allow R times the limit); with one

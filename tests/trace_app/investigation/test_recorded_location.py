@@ -22,6 +22,7 @@ from trace_app.investigation.recorded import (
     load_recorded,
     recreate_replayed_runs,
 )
+from trace_app.settings import TraceSettings
 from trace_app.store.db import Database, make_engine
 from trace_app.store.models import InvestigationRun
 
@@ -46,7 +47,9 @@ def test_the_recordings_live_at_the_checkouts_demo_folder(
 def test_the_environment_variable_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     chosen = tmp_path / "elsewhere.json"
     monkeypatch.setenv(PATH_ENV, str(chosen))
-    assert default_path() == chosen == default_output()
+    override = TraceSettings.from_env().recorded_investigations
+    assert override == chosen
+    assert default_path(override) == chosen == default_output(override)
 
 
 def test_an_installed_package_without_the_file_replays_nothing_and_logs_it(
@@ -59,10 +62,13 @@ def test_an_installed_package_without_the_file_replays_nothing_and_logs_it(
     installed = tmp_path / "site-packages" / "trace_app"
     installed.mkdir(parents=True)
     assert checkout_root(installed) is None
-    assert default_path(installed) is None and default_output(installed) is None
+    assert (
+        default_path(package_dir=installed) is None
+        and default_output(package_dir=installed) is None
+    )
 
     monkeypatch.setattr(
-        "trace_app.investigation.recorded.default_path", lambda: default_path(installed)
+        "trace_app.investigation.recorded.default_path", lambda: default_path(package_dir=installed)
     )
     caplog.set_level(logging.WARNING, logger="trace_app.investigation.recorded")
     with db.session() as session:
@@ -72,8 +78,10 @@ def test_an_installed_package_without_the_file_replays_nothing_and_logs_it(
     # a copy a build step shipped inside the package is read
     (installed / "demo").mkdir()
     (installed / "demo" / "recorded_investigations.json").write_bytes(SHIPPED.read_bytes())
-    assert default_path(installed) == installed / "demo" / "recorded_investigations.json"
-    assert default_output(installed) is None  # record-demo never writes into a package
+    assert (
+        default_path(package_dir=installed) == installed / "demo" / "recorded_investigations.json"
+    )
+    assert default_output(package_dir=installed) is None  # record-demo never writes into a package
 
 
 def test_trace_reset_from_any_folder_replays_the_shipped_runs_under_the_default_model(

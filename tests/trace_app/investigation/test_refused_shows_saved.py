@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from modelgate.ledger import JsonFileLedger
 from modelgate.providers import ScriptedProvider
-from trace_app.demo.seed import reset_demo
+from trace_app import demo_reset
 from trace_app.investigation.model_settings import NEMOTRON_MODEL, ModelSettings
 from trace_app.investigation.recorded import PATH_ENV, RecordedRun, load_recorded
 from trace_app.settings import TraceSettings
@@ -44,8 +44,9 @@ def shipped(monkeypatch: pytest.MonkeyPatch, db: Database) -> dict[str, Recorded
     monkeypatch.delenv(PATH_ENV)
     monkeypatch.delenv("TRACE_MODEL", raising=False)
     assert ModelSettings.from_env().model == NEMOTRON_MODEL
+    settings = TraceSettings(home=Path("unused"), database_url="sqlite://")
     with db.session() as session:
-        reset_demo(session)
+        demo_reset.reset(session, settings)  # the shipped file: the default place
     runs = load_recorded()
     assert runs and all(r.model != NEMOTRON_MODEL for r in runs)
     by_text = {r.citations[0].excerpt: r for r in runs}

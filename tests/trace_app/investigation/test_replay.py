@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
 
 from modelgate.ledger import JsonFileLedger, Ledger
 from modelgate.providers import Provider, ProviderConfig, ScriptedProvider
+from trace_app import demo_reset
 from trace_app.demo.data import POLICE
-from trace_app.demo.seed import reset_demo
 from trace_app.investigation.demo_recording import RecordingFailed, record_demo
 from trace_app.investigation.model_settings import NEMOTRON_MODEL, ModelSettings
 from trace_app.investigation.recorded import (
@@ -20,6 +21,7 @@ from trace_app.investigation.recorded import (
     recreate_replayed_runs,
 )
 from trace_app.investigation.vocabulary import Mode, Status
+from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
 from trace_app.store.models import InvestigationRun, Report
 
@@ -55,12 +57,18 @@ async def record(tmp_path: Path, provider: ScriptedProvider, ledger_path: Path) 
     return output
 
 
+def reset_demo(session: Session, recorded: Path | None) -> None:
+    """The app's Reset demo, replaying ``recorded`` (None: the shipped file)."""
+    settings = TraceSettings(
+        home=Path("unused"), database_url="sqlite://", recorded_investigations=recorded
+    )
+    demo_reset.reset(session, settings)
+
+
 @pytest.fixture
-async def recorded_file(tmp_path: Path, ledger_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+async def recorded_file(tmp_path: Path, ledger_path: Path) -> Path:
     provider = ScriptedProvider([POLICE_ANSWER, *RELAY_ANSWERS], model=NEMOTRON_MODEL)
-    output = await record(tmp_path, provider, ledger_path)
-    monkeypatch.setenv("TRACE_RECORDED_INVESTIGATIONS", str(output))
-    return output
+    return await record(tmp_path, provider, ledger_path)
 
 
 async def test_record_demo_records_both_seeded_runs_from_a_run(
@@ -83,7 +91,7 @@ async def test_reset_recreates_replayed_runs_shown_without_a_call(
     recorded_file: Path, harness: Harness
 ) -> None:
     with harness.db.session() as session:
-        reset_demo(session)
+        reset_demo(session, recorded_file)
 
     runs = saved_runs(harness.db)
     assert sorted(r.mode for r in runs) == ["REPLAYED", "REPLAYED"]
@@ -103,7 +111,7 @@ async def test_reset_recreates_replayed_runs_shown_without_a_call(
     assert saved is not None and saved.mode is Mode.REPLAYED
 
     with harness.db.session() as session:
-        reset_demo(session)
+        reset_demo(session, recorded_file)
     assert run_count(harness.db) == 2  # re-created, not doubled
 
 
@@ -111,7 +119,7 @@ async def test_no_replay_where_the_content_no_longer_matches(
     recorded_file: Path, harness: Harness
 ) -> None:
     with harness.db.session() as session:
-        reset_demo(session)
+        reset_demo(session, recorded_file)
     assert run_count(harness.db) == 2
     with harness.db.session() as session:
         session.execute(delete(InvestigationRun))
@@ -120,7 +128,7 @@ async def test_no_replay_where_the_content_no_longer_matches(
         assert police is not None
         police.original_text = police.original_text.replace("24", "25")
     with harness.db.session() as session:
-        added = recreate_replayed_runs(session)
+        added = recreate_replayed_runs(session, recorded_file)
     # the police report changed; the relay's fingerprint covers the police report too
     assert added == 0 and run_count(harness.db) == 0
 
@@ -132,7 +140,7 @@ async def test_a_recording_for_another_fingerprint_is_not_replayed(
     data["runs"][0]["fingerprint"] = data["runs"][0]["fingerprint"][:-4] + "0000"
     recorded_file.write_text(json.dumps(data))
     with harness.db.session() as session:
-        reset_demo(session)
+        reset_demo(session, recorded_file)
     assert [r.report_id for r in saved_runs(harness.db)] == [community_relay_id(harness.db)]
 
 
@@ -141,9 +149,8 @@ async def test_an_invalid_recording_file_does_not_break_reset(
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something else"}')
-    monkeypatch.setenv("TRACE_RECORDED_INVESTIGATIONS", str(bad))
     with harness.db.session() as session:
-        reset_demo(session)
+        reset_demo(session, bad)
     assert run_count(harness.db) == 0
     assert police_report_id(harness.db)
 
@@ -179,7 +186,7 @@ def test_the_shipped_recordings_are_valid_and_match_the_seed(
         pytest.skip("no recorded_investigations.json shipped yet")
     assert all(r.exchanges for r in runs)
     with db.session() as session:
-        reset_demo(session)
+        reset_demo(session, None)
     replayed = saved_runs(db)
     assert len(replayed) == len(runs)
     assert {r.mode for r in replayed} == {"REPLAYED"}
@@ -221,3 +228,40 @@ def test_the_shipped_recordings_were_made_with_todays_prompt_bytes(
         assert sent == [
             [{"content": m.content, "role": m.role} for m in request.messages] for request in built
         ]
+
+
+async def test_a_replayed_row_holds_what_was_recorded(
+    recorded_file: Path, harness: Harness
+) -> None:
+    """The REPLAYED row goes through the one row builder (evidence_store.run_from_result)."""
+    with harness.db.session() as session:
+        reset_demo(session, recorded_file)
+    by_fingerprint = {r.fingerprint: r for r in load_recorded(recorded_file)}
+    rows = saved_runs(harness.db)
+    assert len(rows) == 2
+    for row in rows:
+        run = by_fingerprint[row.fingerprint]
+        assert (row.mode, row.status, row.model, row.prompt_version) == (
+            "REPLAYED",
+            run.status.value,
+            run.model,
+            run.prompt_version,
+        )
+        assert (row.attribution, row.referenced_source, row.support, row.reason) == (
+            run.attribution,
+            run.referenced_source,
+            run.support,
+            run.reason,
+        )
+        assert row.run_at.replace(tzinfo=None) == run.run_at.replace(tzinfo=None)
+        assert (row.prompt_tokens, row.completion_tokens, row.estimated_tokens) == (
+            run.usage.prompt_tokens,
+            run.usage.completion_tokens,
+            run.usage.estimated_tokens,
+        )
+        assert [(c["role"], c["source"], c["excerpt"]) for c in row.citations] == [
+            (c.role, c.source, c.excerpt) for c in run.citations
+        ]
+        assert all(c["report_id"] for c in row.citations)  # every cited report was found
+        assert row.citations[0]["report_id"] == row.report_id
+        assert row.evidence and row.rules_version is None

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from interp_support import answer_for
 
+from modelgate.providers import Provider
 from modelgate.types import ModelRequest, ProviderResponse, Usage
 from viano_bug_analysis import demo
 from viano_bug_analysis.analysis.catalogue import Catalogue
@@ -35,7 +36,7 @@ max_attempts = 1
 """
 
 
-class ContextReader:
+class ContextReader(Provider):
     name = "remote"
     model = "context-reader"
     timeout_s = 5.0

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from interp_support import answer_for, config
 
+from modelgate.providers import Provider
 from modelgate.types import ModelRequest, ProviderResponse, Usage
 from viano_bug_analysis.analysis.catalogue import Catalogue
 from viano_bug_analysis.evaluation import (
@@ -30,7 +31,7 @@ from viano_bug_analysis.llm import GatewayConfig, LLMGateway
 DEV_SET = Path(__file__).resolve().parents[3] / "eval" / "viano_dev"
 
 
-class ContextReadingProvider:
+class ContextReadingProvider(Provider):
     """Answers from the context in the request: valid, with an invented gap, or not JSON."""
 
     name = "scripted"

@@ -21,7 +21,7 @@ T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 def request() -> ModelRequest:
-    from modelgate.typed import output_schema
+    from modelgate.answers import output_schema
 
     return ModelRequest(
         messages=(Message("system", "describe"), Message("user", "{}")),

@@ -264,7 +264,7 @@ def test_pydantic_mirror_agrees_with_the_schema_file(index: int) -> None:
 
 
 def test_gateway_sends_the_schema_file() -> None:
-    from modelgate.typed import output_schema as sent_schema
+    from modelgate.answers import output_schema as sent_schema
     from viano_bug_analysis.analysis.output_model import InterpretationOutput
 
     sent = sent_schema(InterpretationOutput)

@@ -1,5 +1,10 @@
 """Typed answers: closed enums, the output schema sent upstream, strict parsing.
 
+(This module was ``modelgate.typed``. The data types a request and an answer are made
+of, ``ModelRequest``, ``Answer``, ``Usage`` and the rest, are in ``modelgate.types``;
+this module turns a pydantic output type into the schema sent upstream and checks the
+answer text against it.)
+
 An answer is JSON text. ``parse_answer`` checks it against the same schema that
 ``output_schema`` sends to the provider (every property required, no extra keys),
 then validates it with pydantic in strict mode. Nothing is coerced and nothing is

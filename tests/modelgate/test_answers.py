@@ -9,8 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, create_model
 
+from modelgate.answers import closed_enum, output_schema, parse_answer
 from modelgate.errors import MalformedAnswer, OutOfSetAnswer
-from modelgate.typed import closed_enum, output_schema, parse_answer
 
 
 class Attribution(enum.StrEnum):

@@ -1,0 +1,55 @@
+"""``trace incident create|list``: a deployment's incidents, on the configured database."""
+
+from __future__ import annotations
+
+import typer
+
+from trace_app.cli_support import describe_database, fail, trace_settings
+
+app = typer.Typer(help="Incidents on the configured database.", no_args_is_help=True)
+
+
+@app.command("create")
+def incident_create(
+    name: str = typer.Argument(..., help="The incident's name (unique, any case)."),
+    description: str = typer.Option("", help="What the incident is."),
+) -> None:
+    """Create an incident (a deployment with no demo starts with none)."""
+    from trace_app.domain.errors import InvalidInputError
+    from trace_app.domain.incidents import create_incident
+    from trace_app.store.db import Database
+
+    settings = trace_settings()
+    db = Database.from_settings(settings)
+    try:
+        with db.session() as session:
+            incident = create_incident(session, name, description)
+            incident_id, incident_name = incident.id, incident.name
+    except InvalidInputError as exc:
+        fail(str(exc))
+    finally:
+        db.dispose()
+    typer.echo(f"Created incident {incident_name!r}: {incident_id}")
+
+
+@app.command("list")
+def incident_list() -> None:
+    """Every incident with its id and counts, oldest first."""
+    from trace_app.domain.queries import list_incidents
+    from trace_app.store.db import Database
+
+    settings = trace_settings()
+    db = Database.from_settings(settings)
+    try:
+        with db.sessions() as session:
+            rows = [
+                f"{s.incident.id}\t{s.incident.name}\t{s.reports} reports\t"
+                f"{s.people} people\t{s.open_alerts} open alerts"
+                for s in list_incidents(session)
+            ]
+    finally:
+        db.dispose()
+    if not rows:
+        typer.echo(f"No incidents (database: {describe_database(settings)}).")
+    for row in rows:
+        typer.echo(row)
