@@ -81,7 +81,7 @@ def test_import_refusals_are_typed_and_save_nothing(web: Any, incident_id: str) 
     assert missing.status_code == 404
 
 
-def test_the_pfif_body_limit_is_its_own(tmp_path: Path, isolated_hooks: Any) -> None:
+def test_the_pfif_body_limit_is_its_own(tmp_path: Path) -> None:
     from fastapi.testclient import TestClient
 
     from trace_app.settings import TraceSettings
@@ -94,6 +94,7 @@ def test_the_pfif_body_limit_is_its_own(tmp_path: Path, isolated_hooks: Any) -> 
         demo=True,
         max_body_bytes=2048,
         pfif_max_bytes=8192,
+        recorded_investigations=tmp_path / "no-recorded-runs.json",
     )
     with TestClient(create_app(settings)) as client:
         incident = client.get("/api/incidents").json()["items"][0]["id"]
