@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import typer
 
-from trace_app import incident_cli, local_cli, server_cli
+from trace_app import incident_cli, interchange_cli, local_cli, server_cli
 from trace_app.investigation import cli as investigation_cli
 
 app = typer.Typer(help="Trace: disaster people-tracing.", no_args_is_help=True)
@@ -35,6 +35,8 @@ app.command("ledger")(investigation_cli.ledger)
 app.command("record-demo")(investigation_cli.record_demo)
 app.command("demo")(local_cli.demo)
 app.command("eval")(local_cli.eval_command)
+app.add_typer(interchange_cli.pfif_app, name="pfif")
+app.add_typer(interchange_cli.import_app, name="import")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@
 | ``TRACE_PASSPHRASE_LIMIT`` | ``5/minute`` | wrong live-check passphrases per client address |
 | ``TRACE_PASSPHRASE_LIMIT_OVERALL`` | ``30/minute`` | wrong passphrases from all addresses |
 | ``TRACE_RATE_LIMIT_STORAGE`` | ``memory://`` | where the counts live (a ``limits`` URI) |
+| ``TRACE_PFIF_DOMAIN`` | ``trace.invalid`` | domain of exported PFIF record ids |
+| ``TRACE_PFIF_MAX_BYTES`` | ``67108864`` | largest PFIF or CSV file read (64 MiB) |
 | ``TRACE_RECORDED_INVESTIGATIONS`` | the checkout's ``demo/`` file | runs Reset replays |
 | ``TRACE_MODEL_REQUEST_CAP`` | ``200`` | the model ledger's lifetime request cap, 1-1000 |
 
@@ -23,11 +25,16 @@ home folder on demand (only when the default SQLite file or the ledger needs it)
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_PFIF_DOMAIN = "trace.invalid"
+DEFAULT_PFIF_MAX_BYTES = 64 * 1024 * 1024
+# A PFIF domain: a host name (letters, digits, dots, hyphens), as record ids begin with one.
+_DOMAIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 HOME_DIRNAME = ".trace-local"
 RECORDED_INVESTIGATIONS_ENV = "TRACE_RECORDED_INVESTIGATIONS"
 REQUEST_CAP_ENV = "TRACE_MODEL_REQUEST_CAP"
@@ -58,6 +65,10 @@ class TraceSettings:
     guess_limit: str = "5/minute"
     guess_limit_overall: str = "30/minute"
     rate_limit_storage: str = "memory://"
+    # PFIF interchange (docs/interchange.md): the domain of exported record ids, and the
+    # largest document read
+    pfif_domain: str = DEFAULT_PFIF_DOMAIN
+    pfif_max_bytes: int = DEFAULT_PFIF_MAX_BYTES
     # the recorded-runs file named by TRACE_RECORDED_INVESTIGATIONS; None: the default
     # place (trace_app.investigation.recorded.default_path)
     recorded_investigations: Path | None = None
@@ -93,6 +104,20 @@ class TraceSettings:
             )
         }
         storage = env.get("TRACE_RATE_LIMIT_STORAGE", "").strip() or "memory://"
+        domain = env.get("TRACE_PFIF_DOMAIN", "").strip() or DEFAULT_PFIF_DOMAIN
+        if not _DOMAIN.fullmatch(domain):
+            raise SettingsError(
+                f"TRACE_PFIF_DOMAIN must be a host name such as trace.example.org: {domain!r}"
+            )
+        raw_pfif = env.get("TRACE_PFIF_MAX_BYTES", "").strip()
+        try:
+            pfif_max = int(raw_pfif) if raw_pfif else DEFAULT_PFIF_MAX_BYTES
+        except ValueError as exc:
+            raise SettingsError(
+                f"TRACE_PFIF_MAX_BYTES must be a whole number: {raw_pfif!r}"
+            ) from exc
+        if pfif_max < 1024:
+            raise SettingsError("TRACE_PFIF_MAX_BYTES must be at least 1024")
         recorded = env.get(RECORDED_INVESTIGATIONS_ENV, "").strip()
         from modelgate.ledger import cap_from_env  # not at the top: keeps `trace --help` fast
 
@@ -105,6 +130,8 @@ class TraceSettings:
             guess_limit=limits["TRACE_PASSPHRASE_LIMIT"],
             guess_limit_overall=limits["TRACE_PASSPHRASE_LIMIT_OVERALL"],
             rate_limit_storage=storage,
+            pfif_domain=domain,
+            pfif_max_bytes=pfif_max,
             recorded_investigations=Path(recorded).expanduser() if recorded else None,
             request_cap=cap,
         )

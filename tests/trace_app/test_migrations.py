@@ -22,6 +22,7 @@ TABLES = {
     "person_alternate_names",
     "person_links",
     "review_decisions",
+    "interchange_records",
 }
 
 

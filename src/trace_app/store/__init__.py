@@ -1,6 +1,7 @@
 """Trace's storage: typed SQLAlchemy models, engine/session helpers and migrations."""
 
 from trace_app.store.db import Database, make_engine, migrate
+from trace_app.store.interchange_models import InterchangeRecord
 from trace_app.store.models import (
     Alert,
     AlertState,
@@ -23,6 +24,7 @@ __all__ = [
     "ClaimStatus",
     "Database",
     "Incident",
+    "InterchangeRecord",
     "InvestigationRun",
     "Organization",
     "Person",

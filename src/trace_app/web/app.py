@@ -24,7 +24,14 @@ from trace_app.demo_reset import seed_if_empty
 from trace_app.investigation.model_settings import ModelSettings
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
-from trace_app.web import api, investigation_routes, pages, person_routes, review_routes
+from trace_app.web import (
+    api,
+    interchange_routes,
+    investigation_routes,
+    pages,
+    person_routes,
+    review_routes,
+)
 from trace_app.web.deps import ReportContextProvider, make_templates
 from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.security import SecurityMiddleware
@@ -80,10 +87,15 @@ def create_app(
 
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
-    app.add_middleware(SecurityMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        SecurityMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        xml_body_bytes=settings.pfif_max_bytes,
+    )
     static_dir = resources.files("trace_app.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
     app.include_router(api.router)
+    app.include_router(interchange_routes.router)
     app.include_router(pages.router)
     app.include_router(person_routes.api_router)
     app.include_router(person_routes.page_router)

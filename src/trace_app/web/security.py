@@ -6,6 +6,8 @@
   a browser's ``Sec-Fetch-Site: cross-site`` or an ``Origin`` other than the server's own
   is refused (403). ``/api/...`` accepts only ``application/json`` bodies (415 otherwise):
   a cross-site page cannot send that without a CORS preflight, which Trace never grants.
+  The one exception is ``POST /api/incidents/{id}/pfif``, which takes ``application/xml``
+  (also not sendable cross-site without a preflight) up to ``xml_body_bytes``.
   Every other unsafe request (HTML forms, htmx) must carry the double-submit token: the
   ``trace_csrf`` cookie's value in the ``csrf_token`` form field or the ``X-CSRF-Token``
   header (403 otherwise).
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 from collections.abc import Iterable
 from http.cookies import SimpleCookie
@@ -49,6 +52,8 @@ DOCS_CONTENT_SECURITY_POLICY = (
 )
 DOCS_PATHS = frozenset({"/docs", "/redoc"})
 STATIC_PREFIX = "/static/"
+# The API operations whose body is XML (a PFIF document), and may be larger.
+XML_API_PATH = re.compile(r"^/api/incidents/[^/]+/pfif$")
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +100,10 @@ def _form_token(body: bytes) -> str | None:
 
 
 class SecurityMiddleware:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, xml_body_bytes: int = 0) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.xml_body_bytes = max(xml_body_bytes, max_body_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -106,6 +112,8 @@ class SecurityMiddleware:
         headers = Headers(scope=scope)
         path: str = scope.get("path", "")
         is_api = path.startswith("/api/")
+        is_xml = is_api and XML_API_PATH.match(path) is not None
+        limit = self.xml_body_bytes if is_xml else self.max_body_bytes
         cookie_token = _cookie_token(headers)
         token = cookie_token or secrets.token_urlsafe(32)
         scope.setdefault("state", {})["csrf_token"] = token
@@ -114,12 +122,12 @@ class SecurityMiddleware:
         declared = headers.get("content-length")
         if declared is not None:
             try:
-                too_big = int(declared) > self.max_body_bytes
+                too_big = int(declared) > limit
             except ValueError:
                 await _refuse(send, 400, "The Content-Length header is not a number.", is_api)
                 return
             if too_big:
-                await self._refuse_too_large(send, is_api)
+                await self._refuse_too_large(send, is_api, limit)
                 return
 
         method = scope["method"].upper()
@@ -128,13 +136,13 @@ class SecurityMiddleware:
         body = b""
         if has_body:
             try:
-                body = await self._read_body(receive)
+                body = await self._read_body(receive, limit)
             except _TooLarge:
-                await self._refuse_too_large(send, is_api)
+                await self._refuse_too_large(send, is_api, limit)
                 return
 
         if method in UNSAFE_METHODS:
-            problem = self._cross_site_problem(scope, headers, body, is_api, cookie_token)
+            problem = self._cross_site_problem(scope, headers, body, is_api, cookie_token, is_xml)
             if problem is not None:
                 status, message = problem
                 await _refuse(send, status, message, is_api)
@@ -165,11 +173,16 @@ class SecurityMiddleware:
         body: bytes,
         is_api: bool,
         cookie_token: str | None,
+        is_xml: bool = False,
     ) -> tuple[int, str] | None:
         if not _same_origin(scope, headers):
             return 403, "Cross-site requests are refused."
         if is_api:
             media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if is_xml:
+                if media != "application/xml":
+                    return 415, "Send the PFIF document as application/xml."
+                return None
             if media != "application/json":
                 return 415, "Send the request body as application/json."
             return None
@@ -184,7 +197,7 @@ class SecurityMiddleware:
             )
         return None
 
-    async def _read_body(self, receive: Receive) -> bytes:
+    async def _read_body(self, receive: Receive, limit: int) -> bytes:
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -193,18 +206,18 @@ class SecurityMiddleware:
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body_bytes:
+            if size > limit:
                 raise _TooLarge
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
 
-    async def _refuse_too_large(self, send: Send, is_api: bool) -> None:
+    async def _refuse_too_large(self, send: Send, is_api: bool, limit: int) -> None:
         await _refuse(
             send,
             413,
-            f"The request is too large: the limit is {self.max_body_bytes:,} bytes.",
+            f"The request is too large: the limit is {limit:,} bytes.",
             is_api,
         )
 

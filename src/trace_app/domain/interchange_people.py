@@ -1,0 +1,96 @@
+"""What the PFIF and shelter-list imports and the export need from person identity and
+review decisions, in one place.
+
+Every function here is the interchange's only way to: find or create the person a
+record is about (:func:`trace_app.domain.identity.match_or_create_person`, never a
+silent merge), list people's alternate names and a new person's look-alikes, tell which
+reports a person reviewed as first-hand (:func:`trace_app.domain.reviews.latest_reviews`)
+and list the "same" decisions between people (:mod:`trace_app.domain.links`). The
+export's readers take a batch of people or reports and run a fixed number of statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from trace_app.domain import identity, links, reviews
+from trace_app.store.models import Person, PersonAlternateName, PersonLink
+
+
+@dataclass(frozen=True, slots=True)
+class LookAlike:
+    """Another person of the incident who may be the same as the one imported."""
+
+    person_id: str
+    name: str
+    reasons: tuple[str, ...]
+
+
+def match_person(
+    session: Session,
+    incident_id: str,
+    name: str,
+    age: int | None,
+    alternate_names: Sequence[str] = (),
+) -> tuple[Person, bool]:
+    """The person a record about ``name`` is about (the identity rule: a confident
+    match, else a new person), and whether it was created now."""
+    person = identity.match_or_create_person(session, incident_id, name, age, alternate_names)
+    created = person in session.new
+    session.flush()
+    return person, created
+
+
+def look_alikes(session: Session, person: Person) -> list[LookAlike]:
+    """People who may be the same as ``person``, with the identity rule's reasons."""
+    return [
+        LookAlike(d.person_id, d.name, tuple(r.words for r in d.reasons))
+        for d in identity.possible_duplicates(session, person)
+    ]
+
+
+def alternate_names(session: Session, person_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Each person's alternate names in their order, by person id (one statement)."""
+    names: dict[str, list[str]] = {}
+    if not person_ids:
+        return names
+    rows = session.execute(
+        select(PersonAlternateName.person_id, PersonAlternateName.name)
+        .where(PersonAlternateName.person_id.in_(list(person_ids)))
+        .order_by(PersonAlternateName.person_id, PersonAlternateName.position)
+    )
+    for person_id, name in rows:
+        names.setdefault(person_id, []).append(name)
+    return names
+
+
+def first_hand_report_ids(session: Session, report_ids: Sequence[str]) -> set[str]:
+    """The reports whose latest review decision says a person confirmed them first-hand
+    (never a model's label: only a person's decision counts)."""
+    latest = reviews.latest_reviews(session, report_ids)
+    return {
+        report_id
+        for report_id, decision in latest.items()
+        if decision.decision == reviews.ReviewValue.FIRST_HAND.value
+    }
+
+
+def same_person_ids(session: Session, person_ids: Sequence[str]) -> dict[str, list[str]]:
+    """For each person with a decided link, the people decided the same as it (directly
+    or through others, :func:`trace_app.domain.links.same_person_ids`). One statement
+    finds who has any decision; only they are asked."""
+    if not person_ids:
+        return {}
+    ids = list(person_ids)
+    linked: set[str] = set()
+    for a, b in session.execute(
+        select(PersonLink.person_a_id, PersonLink.person_b_id).where(
+            or_(PersonLink.person_a_id.in_(ids), PersonLink.person_b_id.in_(ids))
+        )
+    ):
+        linked.update((a, b))
+    return {pid: links.same_person_ids(session, pid) for pid in ids if pid in linked}

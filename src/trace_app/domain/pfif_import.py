@@ -1,0 +1,505 @@
+"""Importing PFIF 1.1-1.4 into an incident: persons become people, notes become reports.
+
+:func:`import_pfif` reads the document as a stream (:func:`~trace_app.interchange.pfif.
+read_pfif`) and, in the caller's transaction:
+
+- a **person** record becomes a person by the identity matching rule
+  (:func:`trace_app.domain.interchange_people.match_person`): attached to an existing
+  person only on a confident match, otherwise a new person; never a silent merge. New
+  people with look-alikes are listed in ``flagged``;
+- a **note** becomes a report from its author (``author_name``, else the domain of its
+  record id) through :func:`~trace_app.domain.publish.publish_report`, so its claim
+  opens and closes alerts by the one rule; the status comes back by the one table
+  (:mod:`trace_app.interchange.pfif_mapping`); a note with ``linked_person_record_id``
+  is imported and the link is only flagged (a person decides "same" in Trace);
+- every record is named by its record id (``interchange_records``), so importing the
+  same file again adds nothing: a record already imported, or one of this incident's own
+  (``<domain>/<id>``), is skipped and said so.
+
+The import is all or nothing: any invalid record raises :class:`ImportRefusedError`
+(whose summary lists every invalid record by id), and the caller rolls back. With
+``skip_invalid`` the valid records are kept and the invalid ones listed. A document that
+cannot be read raises a :class:`~trace_app.interchange.pfif.PfifError`. The caller
+commits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from trace_app.domain import interchange_people
+from trace_app.domain.errors import InvalidInputError, NotFoundError, PublishError, TraceError
+from trace_app.domain.identity import MAX_ALTERNATE_NAMES
+from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
+from trace_app.domain.text import MAX_SUMMARY_CHARACTERS
+from trace_app.interchange.pfif import DEFAULT_MAX_BYTES, RawRecord, read_pfif
+from trace_app.interchange.pfif_mapping import (
+    InvalidRecord,
+    NoteRecord,
+    PersonRecord,
+    claim_status,
+    format_date,
+    note_record,
+    person_record,
+)
+from trace_app.interchange.shelter_csv import TRACE_STATUS_FIELD, read_shelter_csv
+from trace_app.store.interchange_models import InterchangeRecord
+from trace_app.store.models import Claim, ClaimStatus, Incident, Person, Report
+from trace_app.store.types import new_id
+
+# At most this many flagged, skipped and invalid entries are listed (all are counted).
+MAX_LISTED = 1000
+# Look-alikes are looked for among the first this many people an import adds (each look
+# compares with the whole incident); the People page shows them for everyone.
+MAX_LOOK_ALIKE_CHECKS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    kind: str
+    record_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Flagged:
+    """Something a person should look at: a look-alike, a person attached to an existing
+    one, or a link another system made."""
+
+    record_id: str
+    person_id: str
+    name: str
+    reason: str
+
+
+@dataclass(slots=True)
+class ImportSummary:
+    incident_id: str
+    people_added: int = 0
+    people_matched: int = 0
+    notes_added: int = 0
+    skipped_count: int = 0
+    invalid_count: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    invalid: list[InvalidRecord] = field(default_factory=list)
+    flagged: list[Flagged] = field(default_factory=list)
+
+    def skip(self, kind: str, record_id: str, reason: str) -> None:
+        self.skipped_count += 1
+        if len(self.skipped) < MAX_LISTED:
+            self.skipped.append(Skipped(kind, record_id, reason))
+
+    def refuse(self, record: InvalidRecord) -> None:
+        self.invalid_count += 1
+        if len(self.invalid) < MAX_LISTED:
+            self.invalid.append(record)
+
+    def flag(self, item: Flagged) -> None:
+        if len(self.flagged) < MAX_LISTED:
+            self.flagged.append(item)
+
+    def lines(self, *, by_line: bool = False) -> list[str]:
+        """The summary in words, for the command line (``by_line``: invalid records
+        named by their line, for a CSV file)."""
+        out = [
+            f"people added: {self.people_added}, attached to existing people: "
+            f"{self.people_matched}, notes added: {self.notes_added}, "
+            f"skipped: {self.skipped_count}, invalid: {self.invalid_count}"
+        ]
+        out += [f"skipped {s.kind} {s.record_id}: {s.reason}" for s in self.skipped]
+        if by_line:
+            out += [f"line {r.index}: " + "; ".join(r.reasons) for r in self.invalid]
+        else:
+            out += [f"invalid {r.describe()}" for r in self.invalid]
+        out += [
+            f"flagged {f.record_id} ({f.name}, {f.person_id}): {f.reason}" for f in self.flagged
+        ]
+        return out
+
+
+class ImportRefusedError(TraceError, ValueError):
+    """The file holds invalid records and ``skip_invalid`` was not given; nothing is kept."""
+
+    code = "invalid_records"
+
+    def __init__(self, summary: ImportSummary, *, unit: str = "record") -> None:
+        count = summary.invalid_count
+        by = "line number" if unit == "row" else "record id"
+        super().__init__(
+            f"Nothing was imported: {count} {unit}{'s are' if count != 1 else ' is'} not "
+            f"valid (listed by {by}). Fix them, or import with --skip-invalid "
+            f"(skip_invalid=true) to keep only the valid {unit}s."
+        )
+        self.summary = summary
+
+
+def validation_reasons(error: ValidationError) -> tuple[str, ...]:
+    """A pydantic error's messages, each after its field's name."""
+    reasons = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item.get("loc", ()) if not isinstance(p, int))
+        reasons.append(f"{where or 'record'}: {item.get('msg', 'is not valid')}")
+    return tuple(reasons)
+
+
+def _summary_line(text: str, fallback: str) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if not first:
+        return fallback
+    if len(first) > MAX_SUMMARY_CHARACTERS:
+        return first[: MAX_SUMMARY_CHARACTERS - 1].rstrip() + "\u2026"
+    return first
+
+
+def _person_fields(record: PersonRecord) -> dict[str, Any]:
+    return {
+        "given_name": record.given_name,
+        "family_name": record.family_name,
+        "description": record.description,
+        "age": record.age,
+        "age_text": record.age_text,
+        "alternate_names": list(record.alternate_names),
+        "source_name": record.source_name,
+        "source_date": format_date(record.source_date) if record.source_date else "",
+    }
+
+
+class _Importer:
+    def __init__(self, session: Session, incident: Incident, domain: str) -> None:
+        self.session = session
+        self.incident = incident
+        self.prefix = f"{domain}/"
+        self.summary = ImportSummary(incident_id=incident.id)
+        self.people: dict[str, Person] = {}
+        self.notes_seen: set[str] = set()
+        self.deferred: list[RawRecord] = []
+
+    # -- lookups -------------------------------------------------------------------
+    def _recorded(self, kind: str, record_id: str) -> InterchangeRecord | None:
+        return self.session.scalars(
+            select(InterchangeRecord).where(
+                InterchangeRecord.incident_id == self.incident.id,
+                InterchangeRecord.kind == kind,
+                InterchangeRecord.record_id == record_id,
+            )
+        ).first()
+
+    def _own(self, record_id: str) -> str | None:
+        return record_id[len(self.prefix) :] if record_id.startswith(self.prefix) else None
+
+    def _known_person(self, record_id: str) -> tuple[Person, str] | None:
+        if record_id in self.people:
+            return self.people[record_id], "appears earlier in this file"
+        row = self._recorded("person", record_id)
+        if row is not None and row.person_id is not None:
+            person = self.session.get(Person, row.person_id)
+            if person is not None:
+                return person, "already imported into this incident"
+        local = self._own(record_id)
+        if local is not None:
+            person = self.session.get(Person, local)
+            if person is not None and person.incident_id == self.incident.id:
+                return person, "this incident's own record"
+        return None
+
+    def _known_note(self, record_id: str) -> str | None:
+        if record_id in self.notes_seen:
+            return "appears earlier in this file"
+        if self._recorded("note", record_id) is not None:
+            return "already imported into this incident"
+        local = self._own(record_id)
+        if local is not None:
+            claim = self.session.get(Claim, local)
+            if claim is not None and claim.incident_id == self.incident.id:
+                return "this incident's own record"
+        return None
+
+    # -- records -------------------------------------------------------------------
+    def person(self, raw: RawRecord) -> None:
+        record = person_record(raw)
+        if isinstance(record, InvalidRecord):
+            self.summary.refuse(record)
+            self._refuse_notes(raw, raw.record_id or f"#{raw.index}")
+            return
+        known = self._known_person(record.record_id)
+        if known is not None:
+            person, why = known
+            self.summary.skip("person", record.record_id, why)
+        else:
+            try:
+                PersonInput(
+                    name=record.full_name,
+                    age=record.age,
+                    alternate_names=list(record.alternate_names[:MAX_ALTERNATE_NAMES]),
+                )
+            except ValidationError as exc:
+                self.summary.refuse(
+                    InvalidRecord("person", record.record_id, record.index, validation_reasons(exc))
+                )
+                self._refuse_notes(raw, record.record_id)
+                return
+            person = self._add_person(record)
+        self.people[record.record_id] = person
+        for note in raw.notes:
+            self.note(note, person)
+
+    def _refuse_notes(self, raw: RawRecord, person_name: str) -> None:
+        for note in raw.notes:
+            reason = f"its person record {person_name} is not valid"
+            self.summary.refuse(InvalidRecord("note", note.record_id, note.index, (reason,)))
+
+    def _add_person(self, record: PersonRecord) -> Person:
+        person, created = interchange_people.match_person(
+            self.session,
+            self.incident.id,
+            record.full_name,
+            record.age,
+            record.alternate_names[:MAX_ALTERNATE_NAMES],
+        )
+        fields = _person_fields(record)
+        if created:
+            self.summary.people_added += 1
+            if self.summary.people_added > MAX_LOOK_ALIKE_CHECKS:
+                others: list[interchange_people.LookAlike] = []
+            else:
+                others = interchange_people.look_alikes(self.session, person)
+            for other in others:
+                self.summary.flag(
+                    Flagged(
+                        record.record_id,
+                        person.id,
+                        person.name,
+                        f"may be the same as {other.name} ({other.person_id}): "
+                        + "; ".join(other.reasons),
+                    )
+                )
+        else:
+            fields["attached"] = True
+            self.summary.people_matched += 1
+            self.summary.flag(
+                Flagged(
+                    record.record_id,
+                    person.id,
+                    person.name,
+                    "attached to the existing person with the same name and a compatible age",
+                )
+            )
+        self.session.add(
+            InterchangeRecord(
+                id=new_id("xrc"),
+                incident_id=self.incident.id,
+                kind="person",
+                record_id=record.record_id,
+                person_id=person.id,
+                fields=fields,
+            )
+        )
+        return person
+
+    def note(self, raw: RawRecord, person: Person | None) -> None:
+        record = note_record(raw)
+        if isinstance(record, InvalidRecord):
+            self.summary.refuse(record)
+            return
+        if person is None:
+            known = self._known_person(record.person_record_id)
+            if known is None:
+                self.deferred.append(raw)
+                return
+            person = known[0]
+        why = self._known_note(record.record_id)
+        if why is not None:
+            self.summary.skip("note", record.record_id, why)
+            return
+        override = raw.fields.get(TRACE_STATUS_FIELD)
+        status = ClaimStatus(override) if override else claim_status(record)
+        if status is None:
+            self.summary.skip(
+                "note",
+                record.record_id,
+                "a comment with no status, no last_known_location and no contact: Trace "
+                "keeps claims only",
+            )
+            return
+        self.notes_seen.add(record.record_id)
+        self._add_note(record, person, status)
+
+    def publish_input(
+        self, record: NoteRecord, name: str, person_id: str | None, status: Any
+    ) -> PublishReportInput:
+        """The report a note becomes (raises pydantic's ValidationError)."""
+        fallback = f"PFIF note with status {record.status or 'none'}"
+        return PublishReportInput(
+            incident_id=self.incident.id,
+            source=record.author_name or record.record_id.split("/", 1)[0],
+            summary=_summary_line(record.text, fallback),
+            original_text=record.text.strip() or f"{fallback} and no text ({record.record_id}).",
+            reported_at=record.source_date,
+            person=PersonInput(name=name, person_id=person_id),
+            status=status,
+            location=record.last_known_location,
+        )
+
+    def _add_note(self, record: NoteRecord, person: Person, status: Any) -> None:
+        try:
+            data = self.publish_input(record, person.name, person.id, status)
+            report = publish_report(self.session, data)
+        except ValidationError as exc:
+            self.summary.refuse(
+                InvalidRecord("note", record.record_id, record.index, validation_reasons(exc))
+            )
+            return
+        except PublishError as exc:
+            self.summary.refuse(InvalidRecord("note", record.record_id, record.index, (str(exc),)))
+            return
+        self._check_person(report, person)
+        self.session.add(
+            InterchangeRecord(
+                id=new_id("xrc"),
+                incident_id=self.incident.id,
+                kind="note",
+                record_id=record.record_id,
+                person_id=person.id,
+                report_id=report.id,
+                fields={
+                    "author_made_contact": record.author_made_contact,
+                    "linked_person_record_id": record.linked_person_record_id,
+                },
+            )
+        )
+        self.summary.notes_added += 1
+        if record.linked_person_record_id:
+            self.summary.flag(
+                Flagged(
+                    record.record_id,
+                    person.id,
+                    person.name,
+                    f"the note links this person to {record.linked_person_record_id}; "
+                    "not decided here: a person decides in Trace whether they are the same",
+                )
+            )
+
+    @staticmethod
+    def _check_person(report: Report, person: Person) -> None:
+        if report.person_id != person.id:  # the publish rule must attach to the same person
+            raise AssertionError("an imported note was attached to another person")
+
+    def finish(self) -> None:
+        for raw in self.deferred:
+            record = note_record(raw)
+            assert not isinstance(record, InvalidRecord)
+            known = self._known_person(record.person_record_id)
+            if known is None:
+                self.summary.refuse(
+                    InvalidRecord(
+                        "note",
+                        record.record_id,
+                        record.index,
+                        (
+                            f"person_record_id {record.person_record_id} names no person of "
+                            "this file or incident",
+                        ),
+                    )
+                )
+                continue
+            self.note(raw, known[0])
+        self.deferred.clear()
+
+
+def import_pfif(
+    session: Session,
+    incident_id: str,
+    source: IO[bytes],
+    *,
+    domain: str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    skip_invalid: bool = False,
+) -> ImportSummary:
+    """Import a PFIF document into the incident (see the module docstring); the caller
+    commits, or rolls back on any exception. Raises :class:`NotFoundError` for an
+    unknown incident, :class:`ImportRefusedError` for invalid records without
+    ``skip_invalid``, and a ``PfifError`` for a document that cannot be read."""
+    incident = session.get(Incident, incident_id)
+    if incident is None:
+        raise NotFoundError(f"No incident with id {incident_id!r}.")
+    importer = _Importer(session, incident, domain)
+    for raw in read_pfif(source, max_bytes=max_bytes):
+        if raw.kind == "person":
+            importer.person(raw)
+        else:
+            importer.note(raw, None)
+    importer.finish()
+    if importer.summary.invalid_count and not skip_invalid:
+        raise ImportRefusedError(importer.summary)
+    session.flush()
+    return importer.summary
+
+
+def _row_problems(importer: _Importer, raw: RawRecord) -> list[str]:
+    """Why a shelter-list row (a person and its one note) cannot be imported, if it
+    cannot: the record rules, then the report the note would become."""
+    person = person_record(raw)
+    note = note_record(raw.notes[0])
+    reasons = [
+        r
+        for checked in (person, note)
+        if isinstance(checked, InvalidRecord)
+        for r in checked.reasons
+    ]
+    if reasons or not isinstance(person, PersonRecord) or not isinstance(note, NoteRecord):
+        return reasons
+    override = raw.notes[0].fields.get(TRACE_STATUS_FIELD)
+    status = ClaimStatus(override) if override else claim_status(note)
+    try:
+        PersonInput(name=person.full_name, age=person.age)
+        importer.publish_input(note, person.full_name, None, status)
+    except ValidationError as exc:
+        return list(validation_reasons(exc))
+    return []
+
+
+def import_shelter_csv(
+    session: Session,
+    incident_id: str,
+    source: IO[bytes],
+    *,
+    source_name: str,
+    domain: str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    skip_invalid: bool = False,
+) -> ImportSummary:
+    """Import a shelter list (CSV, columns in :mod:`trace_app.interchange.shelter_csv`)
+    as reports from ``source_name``, by the same rules as a PFIF import: each row is a
+    person with one note, invalid rows are listed by line number (``index``), all or
+    nothing unless ``skip_invalid``; the same file twice adds nothing."""
+    incident = session.get(Incident, incident_id)
+    if incident is None:
+        raise NotFoundError(f"No incident with id {incident_id!r}.")
+    try:
+        PersonInput(name=source_name)
+    except ValidationError as exc:
+        raise InvalidInputError(
+            "The source name is not valid: " + "; ".join(validation_reasons(exc))
+        ) from exc
+    if not source_name.strip():
+        raise InvalidInputError("Name the source of the shelter list (--source).")
+    rows = read_shelter_csv(source, source_name=source_name, domain=domain, max_bytes=max_bytes)
+    importer = _Importer(session, incident, domain)
+    for column in rows.ignored_columns:
+        importer.summary.skip("column", column, "not a column Trace reads; ignored")
+    for raw, problems in rows.records:
+        # a row is one person and one note: refused whole, before anything is added
+        reasons = [*problems, *_row_problems(importer, raw)]
+        if reasons:
+            importer.summary.refuse(InvalidRecord("row", raw.record_id, raw.index, tuple(reasons)))
+            continue
+        importer.person(raw)
+    if importer.summary.invalid_count and not skip_invalid:
+        raise ImportRefusedError(importer.summary, unit="row")
+    session.flush()
+    return importer.summary

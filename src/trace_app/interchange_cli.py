@@ -1,0 +1,141 @@
+"""``trace pfif export|import`` and ``trace import csv``: PFIF and shelter lists on the
+configured database (docs/interchange.md); :mod:`trace_app.cli` adds the two groups.
+
+Exit codes: 0 done; 1 nothing imported because the file is not valid (every reason is
+printed); 2 a bad argument, setting or unknown incident.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import typer
+
+from trace_app.cli_support import trace_settings
+
+pfif_app = typer.Typer(help="PFIF 1.4 interchange (Person Finder).", no_args_is_help=True)
+import_app = typer.Typer(help="Import lists of people.", no_args_is_help=True)
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+@pfif_app.command("export")
+def pfif_export(
+    incident_id: str = typer.Argument(..., help="The incident to export."),
+    output: Path = typer.Option(..., "-o", "--output", help="The PFIF file to write."),
+) -> None:
+    """Write the incident as PFIF 1.4 (written whole to a temporary file, then renamed)."""
+    from trace_app.domain.errors import NotFoundError
+    from trace_app.domain.pfif_export import iter_incident_pfif
+    from trace_app.store.db import Database
+
+    settings = trace_settings()
+    db = Database.from_settings(settings)
+    target = output.resolve()
+    try:
+        with db.sessions() as session:
+            chunks = iter_incident_pfif(session, incident_id, domain=settings.pfif_domain)
+            fd, temp = tempfile.mkstemp(prefix=".pfif-", dir=target.parent)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    size = 0
+                    for chunk in chunks:
+                        out.write(chunk)
+                        size += len(chunk)
+                os.replace(temp, target)
+            except BaseException:
+                Path(temp).unlink(missing_ok=True)
+                raise
+    except NotFoundError as exc:
+        raise _fail(str(exc), 2) from exc
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}", 2) from exc
+    finally:
+        db.dispose()
+    typer.echo(f"Wrote {output} ({size:,} bytes, PFIF 1.4).")
+
+
+def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **extra: str) -> None:
+    from trace_app.domain.errors import TraceError
+    from trace_app.domain.pfif_import import ImportRefusedError, import_pfif, import_shelter_csv
+    from trace_app.interchange.pfif import PfifError
+    from trace_app.store.db import WRITE_TRANSACTION, Database
+
+    settings = trace_settings()
+    try:
+        stream = path.open("rb")
+    except OSError as exc:
+        raise _fail(f"cannot read {path}: {exc.strerror or exc}", 2) from exc
+    db = Database.from_settings(settings)
+    by_line = kind == "csv"
+    try:
+        with stream, db.sessions() as session:
+            try:
+                session.connection(execution_options=WRITE_TRANSACTION)
+                if kind == "csv":
+                    summary = import_shelter_csv(
+                        session,
+                        incident_id,
+                        stream,
+                        source_name=extra["source"],
+                        domain=settings.pfif_domain,
+                        max_bytes=settings.pfif_max_bytes,
+                        skip_invalid=skip_invalid,
+                    )
+                else:
+                    summary = import_pfif(
+                        session,
+                        incident_id,
+                        stream,
+                        domain=settings.pfif_domain,
+                        max_bytes=settings.pfif_max_bytes,
+                        skip_invalid=skip_invalid,
+                    )
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+    except ImportRefusedError as exc:
+        for line in exc.summary.lines(by_line=by_line):
+            typer.echo(line, err=True)
+        raise _fail(str(exc), 1) from exc
+    except PfifError as exc:
+        raise _fail(f"nothing was imported: {exc}", 1) from exc
+    except TraceError as exc:
+        raise _fail(str(exc), 2) from exc
+    finally:
+        db.dispose()
+    for line in summary.lines(by_line=by_line):
+        typer.echo(line)
+
+
+@pfif_app.command("import")
+def pfif_import(
+    file: Path = typer.Argument(..., help="A PFIF 1.1-1.4 document."),
+    incident: str = typer.Option(..., "--incident", help="The incident to import into."),
+    skip_invalid: bool = typer.Option(
+        False, "--skip-invalid", help="Keep the valid records; list the invalid ones by id."
+    ),
+) -> None:
+    """Import persons as people and notes as reports, all or nothing (see --skip-invalid);
+    the same file twice adds nothing."""
+    _run_import("pfif", file, incident, skip_invalid)
+
+
+@import_app.command("csv")
+def csv_import(
+    file: Path = typer.Argument(..., help="A shelter list (UTF-8 CSV with a header row)."),
+    incident: str = typer.Option(..., "--incident", help="The incident to import into."),
+    source: str = typer.Option(..., "--source", help="The organisation the list comes from."),
+    skip_invalid: bool = typer.Option(
+        False, "--skip-invalid", help="Keep the valid rows; list the bad ones by line."
+    ),
+) -> None:
+    """Import a shelter list: one person and one report from SOURCE per row; every bad row
+    is reported by its line number."""
+    _run_import("csv", file, incident, skip_invalid, source=source)

@@ -1,0 +1,225 @@
+"""PFIF over HTTP: ``GET /api/incidents/{id}/pfif`` streams the incident as PFIF 1.4,
+``POST /api/incidents/{id}/pfif`` (``application/xml``) imports a PFIF 1.1-1.4 document.
+
+The import answers with its summary (200), or refuses the whole file (422, nothing
+saved): a document that cannot be read (``code`` ``pfif_not_xml``, ``pfif_not_pfif``,
+``pfif_entity_refused``; ``pfif_too_large`` is 413), or invalid records without
+``skip_invalid=true`` (``code`` ``invalid_records``, with the summary listing them).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from trace_app.domain.errors import NotFoundError
+from trace_app.domain.pfif_export import iter_incident_pfif
+from trace_app.domain.pfif_import import ImportRefusedError, ImportSummary, import_pfif
+from trace_app.interchange.pfif import PfifError, PfifTooLargeError
+from trace_app.settings import TraceSettings
+from trace_app.store.db import WRITE_TRANSACTION
+from trace_app.web.api import IncidentId
+from trace_app.web.deps import database
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+
+router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+
+XML = "application/xml"
+
+
+class SkippedOut(BaseModel):
+    kind: str
+    record_id: str
+    reason: str
+
+
+class InvalidOut(BaseModel):
+    kind: str
+    record_id: str
+    index: int
+    reasons: list[str]
+
+
+class FlaggedOut(BaseModel):
+    record_id: str
+    person_id: str
+    name: str
+    reason: str
+
+
+class ImportSummaryOut(BaseModel):
+    """What an import added, skipped (and why) and flagged for a person to look at.
+    Lists hold at most 1,000 entries; the counts count all."""
+
+    incident_id: str
+    saved: bool
+    people_added: int
+    people_matched: int
+    notes_added: int
+    skipped_count: int
+    invalid_count: int
+    skipped: list[SkippedOut]
+    invalid: list[InvalidOut]
+    flagged: list[FlaggedOut]
+
+    @classmethod
+    def of(cls, summary: ImportSummary, *, saved: bool) -> ImportSummaryOut:
+        return cls(
+            incident_id=summary.incident_id,
+            saved=saved,
+            people_added=summary.people_added,
+            people_matched=summary.people_matched,
+            notes_added=summary.notes_added,
+            skipped_count=summary.skipped_count,
+            invalid_count=summary.invalid_count,
+            skipped=[
+                SkippedOut(kind=s.kind, record_id=s.record_id, reason=s.reason)
+                for s in summary.skipped
+            ],
+            invalid=[
+                InvalidOut(
+                    kind=r.kind, record_id=r.record_id, index=r.index, reasons=list(r.reasons)
+                )
+                for r in summary.invalid
+            ],
+            flagged=[
+                FlaggedOut(
+                    record_id=f.record_id, person_id=f.person_id, name=f.name, reason=f.reason
+                )
+                for f in summary.flagged
+            ],
+        )
+
+
+class ImportRefusedOut(BaseModel):
+    detail: str
+    code: str
+    summary: ImportSummaryOut
+
+
+def _error(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse({"detail": message, "code": code}, status_code=status)
+
+
+def _settings(request: Request) -> TraceSettings:
+    settings = request.app.state.settings
+    assert isinstance(settings, TraceSettings)
+    return settings
+
+
+@router.get(
+    "/incidents/{incident_id}/pfif",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "The incident as a PFIF 1.4 document (streamed)",
+            "content": {XML: {"schema": {"type": "string"}}},
+        },
+        404: {"model": ErrorOut, "description": "No such incident"},
+    },
+)
+def export_pfif(incident_id: IncidentId, request: Request) -> Response:
+    """The incident's people (one PFIF person each) and claims (one note each) as PFIF
+    1.4, written as it is read from the database (see docs/interchange.md)."""
+    session = database(request).sessions()
+    try:
+        chunks = iter_incident_pfif(session, incident_id, domain=_settings(request).pfif_domain)
+    except NotFoundError as exc:
+        session.close()
+        return _error(404, str(exc), exc.code)
+
+    def stream() -> Iterator[bytes]:
+        try:
+            yield from chunks
+        finally:
+            session.close()
+
+    filename = f"trace-{incident_id}.pfif.xml"
+    return StreamingResponse(
+        stream(),
+        media_type=XML,
+        headers={"content-disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+def _import(
+    session: Session, incident_id: str, body: bytes, settings: TraceSettings, skip: bool
+) -> tuple[int, Any]:
+    try:
+        session.connection(execution_options=WRITE_TRANSACTION)
+        summary = import_pfif(
+            session,
+            incident_id,
+            io.BytesIO(body),
+            domain=settings.pfif_domain,
+            max_bytes=settings.pfif_max_bytes,
+            skip_invalid=skip,
+        )
+        session.commit()
+    except NotFoundError as exc:
+        session.rollback()
+        return 404, {"detail": str(exc), "code": exc.code}
+    except ImportRefusedError as exc:
+        session.rollback()
+        out = ImportSummaryOut.of(exc.summary, saved=False)
+        return 422, {"detail": str(exc), "code": exc.code, "summary": out.model_dump(mode="json")}
+    except PfifTooLargeError as exc:
+        session.rollback()
+        return 413, {"detail": str(exc), "code": exc.code}
+    except PfifError as exc:
+        session.rollback()
+        return 422, {"detail": str(exc), "code": exc.code}
+    except BaseException:
+        session.rollback()
+        raise
+    return 200, ImportSummaryOut.of(summary, saved=True).model_dump(mode="json")
+
+
+@router.post(
+    "/incidents/{incident_id}/pfif",
+    response_model=ImportSummaryOut,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "A PFIF 1.1, 1.2, 1.3 or 1.4 document (UTF-8 XML).",
+            "content": {XML: {"schema": {"type": "string"}}},
+        }
+    },
+    responses={
+        403: {"model": ErrorOut, "description": "Cross-site request"},
+        404: {"model": ErrorOut, "description": "No such incident"},
+        413: {"model": ErrorOut, "description": "Larger than TRACE_PFIF_MAX_BYTES"},
+        415: {"model": ErrorOut, "description": "A body that is not application/xml"},
+        422: {
+            "model": ImportRefusedOut | ErrorOut,
+            "description": (
+                "Nothing saved: not XML (pfif_not_xml), not PFIF (pfif_not_pfif), an "
+                "entity (pfif_entity_refused), or invalid records (invalid_records, with "
+                "the summary)"
+            ),
+        },
+    },
+)
+async def import_pfif_route(
+    incident_id: IncidentId,
+    request: Request,
+    skip_invalid: Annotated[
+        bool, Query(description="Keep the valid records, list the invalid")
+    ] = False,
+) -> JSONResponse:
+    """Import a PFIF document into the incident, all or nothing (unless ``skip_invalid``);
+    importing the same document again adds nothing."""
+    body = await request.body()
+    settings = _settings(request)
+    with database(request).sessions() as session:
+        status, payload = await run_in_threadpool(
+            _import, session, incident_id, body, settings, skip_invalid
+        )
+    return JSONResponse(payload, status_code=status)

@@ -1,0 +1,134 @@
+"""Helpers for the interchange tests on a database (SQLite and PostgreSQL, ``db_url``)."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+
+from trace_app.domain.incidents import create_incident
+from trace_app.domain.pfif_export import iter_incident_pfif
+from trace_app.domain.pfif_import import ImportSummary, import_pfif, import_shelter_csv
+from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
+from trace_app.store.db import Database
+from trace_app.store.models import Alert, AlertState, ClaimStatus, Person, Report
+
+from .person_finder_rules import person_finder_parse
+
+DOMAIN = "trace.example.org"
+FIXTURES = Path(__file__).parent / "fixtures"
+START = datetime(2026, 7, 14, 6, 0, tzinfo=UTC)
+
+
+def new_incident(database: Database, name: str = "Flood") -> str:
+    with database.session() as s:
+        return create_incident(s, name).id
+
+
+def publish(
+    database: Database,
+    incident_id: str,
+    name: str,
+    status: str,
+    *,
+    minutes: int = 0,
+    location: str = "",
+    age: int | None = None,
+    source: str = "River Clinic",
+    text: str = "",
+    alternate_names: tuple[str, ...] = (),
+) -> str:
+    with database.session() as s:
+        report = publish_report(
+            s,
+            PublishReportInput(
+                incident_id=incident_id,
+                source=source,
+                summary=f"{name}: {status}",
+                original_text=text or f"{source} says {name} is {status}.",
+                reported_at=START + timedelta(minutes=minutes),
+                person=PersonInput(name=name, age=age, alternate_names=list(alternate_names)),
+                status=ClaimStatus(status),
+                location=location,
+            ),
+        )
+        return report.id
+
+
+def export(database: Database, incident_id: str) -> bytes:
+    with database.sessions() as s:
+        return b"".join(iter_incident_pfif(s, incident_id, domain=DOMAIN, batch=2))
+
+
+def import_doc(
+    database: Database, incident_id: str, document: bytes, *, skip_invalid: bool = False
+) -> ImportSummary:
+    with database.session() as s:
+        return import_pfif(
+            s, incident_id, io.BytesIO(document), domain=DOMAIN, skip_invalid=skip_invalid
+        )
+
+
+def import_csv(
+    database: Database,
+    incident_id: str,
+    text: str,
+    *,
+    source: str = "Camp 2 Desk",
+    skip: bool = False,
+) -> ImportSummary:
+    with database.session() as s:
+        return import_shelter_csv(
+            s,
+            incident_id,
+            io.BytesIO(text.encode()),
+            source_name=source,
+            domain=DOMAIN,
+            skip_invalid=skip,
+        )
+
+
+def comparable(document: bytes) -> dict[str, Any]:
+    """People and notes by record id, as Person Finder's rules read them, without the
+    entry dates (the time each repository stored them)."""
+    persons, notes = person_finder_parse(document)
+    strip = lambda r: {k: v for k, v in r.items() if k != "entry_date"}  # noqa: E731
+    return {
+        "persons": {p["person_record_id"]: strip(p) for p in persons},
+        "notes": {n["note_record_id"]: strip(n) for n in notes},
+    }
+
+
+def counts(database: Database, incident_id: str) -> tuple[int, int, int]:
+    """People, reports and open alerts of the incident."""
+    with database.sessions() as s:
+        people = s.scalar(
+            select(func.count()).select_from(Person).where(Person.incident_id == incident_id)
+        )
+        reports = s.scalar(
+            select(func.count()).select_from(Report).where(Report.incident_id == incident_id)
+        )
+        alerts = s.scalar(
+            select(func.count())
+            .select_from(Alert)
+            .where(Alert.incident_id == incident_id, Alert.state == AlertState.OPEN.value)
+        )
+        return int(people or 0), int(reports or 0), int(alerts or 0)
+
+
+def statuses(database: Database, incident_id: str) -> dict[str, list[str]]:
+    """Each person's claim statuses in report order, by name."""
+    with database.sessions() as s:
+        rows = s.execute(
+            select(Person.name, Report.status)
+            .join(Report, Report.person_id == Person.id)
+            .where(Person.incident_id == incident_id)
+            .order_by(Report.reported_at, Report.position)
+        )
+        found: dict[str, list[str]] = {}
+        for name, status in rows:
+            found.setdefault(name, []).append(status)
+        return found
