@@ -94,11 +94,15 @@ def _runner(
         if real and mode is GenerationMode.POSITIVE:
             # half the valid cases name a real incident, report and alert, so that publishing,
             # listing, closing an alert and investigating run all the way to the database
+            # new dicts, never edits in place: the generated values may be shared with
+            # what Hypothesis replays, and an edited one makes its data generation flaky
+            path = dict(case.path_parameters or {})
             for name, value in real_ids.items():
-                if name in (case.path_parameters or {}):
-                    case.path_parameters[name] = value
+                if name in path:
+                    path[name] = value
+            case.path_parameters = path
             if isinstance(case.body, dict) and "incident_id" in case.body:
-                case.body["incident_id"] = real_ids["incident_id"]
+                case.body = {**case.body, "incident_id": real_ids["incident_id"]}
         response = case.call()
         statuses[operation.label, response.status_code] += 1
         try:
