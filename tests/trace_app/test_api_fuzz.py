@@ -114,6 +114,10 @@ def _runner(
     return run
 
 
+# About 2,750 cases over 14 operations: under a minute on a quiet machine, but past the
+# suite's 300 s per-test limit on a busy one, where the limit's interrupt then shows up
+# as a "flaky" Hypothesis failure in whichever operation is running.
+@pytest.mark.timeout(900)
 def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     schema = schemathesis.openapi.from_asgi("/openapi.json", fuzz_app)
     # the reset last: it gives the demo incident a new id
