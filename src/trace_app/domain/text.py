@@ -140,6 +140,31 @@ ReferenceText = Annotated[
 ]
 
 
+MAX_NOTE_CHARACTERS = 2000
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise _refuse("string_blank", "must not be blank")
+    return value
+
+
+# A person's note (a review decision): 1 to 2,000 characters, not blank, no control
+# characters but tab and line breaks. Checked with Python's ``re``, as the schema's
+# pattern is read by clients, so both agree on what whitespace is.
+NoteText = Annotated[
+    str,
+    _SURROGATES_FIRST,
+    Field(
+        min_length=1,
+        max_length=MAX_NOTE_CHARACTERS,
+        json_schema_extra={"pattern": REQUIRED_TEXT_PATTERN},
+    ),
+    _checker(_REQUIRED, names=False),
+    AfterValidator(_not_blank),
+]
+
+
 def _check_id(value: str) -> str:
     if not _ID.fullmatch(value):
         raise _refuse("invalid_id", "is not an id (letters, digits, '_' and '-' only)")

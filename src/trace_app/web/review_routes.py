@@ -26,12 +26,11 @@ from starlette.responses import Response
 from trace_app.domain import queries, reviews
 from trace_app.domain.errors import InvalidInputError, NotFoundError, TraceError
 from trace_app.domain.reviews import (
-    MAX_NOTE_CHARACTERS,
     REVIEW_MEANINGS,
     ReviewRefusedError,
     ReviewValue,
 )
-from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, MAX_NOTE_CHARACTERS, NoteText
 from trace_app.investigation import evidence_store, review_queue
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.review_queue import QueueItem
@@ -54,7 +53,7 @@ class ReviewIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     decision: ReviewValue
-    note: str = Field(min_length=1, max_length=MAX_NOTE_CHARACTERS, pattern=r"\S")
+    note: NoteText
 
 
 class ReviewOut(BaseModel):
