@@ -108,8 +108,9 @@ def test_a_person_closes_an_alert_with_a_note(database: Database) -> None:
     incident_id = make_incident(database)
     publish(database, incident_id, "missing", 0)
     [alert] = all_alerts(database, incident_id)
-    with database.session() as s, pytest.raises(InvalidInputError):
-        alerts.close_alert(s, alert.id, "   ")
+    for bad in ("   ", "closed\x00", "x" * 2001):
+        with database.session() as s, pytest.raises(InvalidInputError):
+            alerts.close_alert(s, alert.id, bad)
     with database.session() as s:
         alerts.close_alert(s, alert.id, "  Family called: she is home.  ")
     [closed] = all_alerts(database, incident_id)
@@ -166,6 +167,9 @@ def test_api_lists_by_state_and_closes_with_a_note(web: TestClient, incident_id:
     url = f"/api/alerts/{alert['id']}/close"
     assert web.post(url, json={"note": "  "}).status_code == 422
     assert web.post(url, json={}).status_code == 422
+    # a NUL or another control character is refused (PostgreSQL cannot store a NUL)
+    for bad in ("closed\x00", "closed\x07 by bell", "x" * 2001):
+        assert web.post(url, json={"note": bad}).status_code == 422, bad
     closed = web.post(url, json={"note": "Found at the shelter"})
     assert closed.status_code == 200, closed.text
     out = closed.json()

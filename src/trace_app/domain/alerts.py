@@ -22,12 +22,12 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from trace_app.domain.errors import AlertClosedError, InvalidInputError, NotFoundError
+from trace_app.domain.errors import AlertClosedError, NotFoundError
+from trace_app.domain.text import clean_note
 from trace_app.store.models import Alert, AlertState, Claim, ClaimStatus, Report
 from trace_app.store.types import new_id, utc_now
 
 CLOSING_STATUSES = frozenset({ClaimStatus.SAFE, ClaimStatus.ADMITTED, ClaimStatus.DECEASED})
-MAX_NOTE_CHARACTERS = 2000
 
 
 def apply_alert_rule(session: Session, claim: Claim, reported_at: datetime) -> Alert | None:
@@ -93,9 +93,7 @@ def close_alert(session: Session, alert_id: str, note: str) -> Alert:
     """A person closes an open alert with a note. Raises :class:`NotFoundError` for an
     unknown alert, :class:`AlertClosedError` when it is already closed and
     :class:`InvalidInputError` for an empty note. The caller commits."""
-    text = note.strip()
-    if not text:
-        raise InvalidInputError("Write a note that says why the alert is closed.")
+    text = clean_note(note, "Write a note that says why the alert is closed.")
     alert = session.get(Alert, alert_id, with_for_update=True)
     if alert is None:
         raise NotFoundError(f"No alert with id {alert_id!r}.")

@@ -24,8 +24,8 @@ from datetime import datetime
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from trace_app.domain.alerts import MAX_NOTE_CHARACTERS
 from trace_app.domain.errors import InvalidInputError, NotFoundError
+from trace_app.domain.text import clean_note
 from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.store.models import Incident, LinkDecision, Person, PersonLink
 from trace_app.store.types import new_id, utc_now
@@ -62,11 +62,7 @@ def decide_link(
     Raises :class:`NotFoundError` for an unknown person and :class:`InvalidInputError`
     for a blank or too long note, the same person twice, two incidents, or "undecided"
     with no decision to withdraw; nothing is added then. The caller commits."""
-    text = note.strip()
-    if not text:
-        raise InvalidInputError("Write a note that says why (and, if you like, who decided).")
-    if len(text) > MAX_NOTE_CHARACTERS:
-        raise InvalidInputError(f"A note can be at most {MAX_NOTE_CHARACTERS} characters long.")
+    text = clean_note(note, "Write a note that says why (and, if you like, who decided).")
     if person_id == other_person_id:
         raise InvalidInputError("Choose another person: a person is always the same as itself.")
     person = session.get(Person, person_id)

@@ -13,18 +13,15 @@ Nothing here runs a model, and no model output ever becomes a decision.
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Sequence
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from trace_app.domain import text as text_rules
 from trace_app.domain.errors import InvalidInputError, NotFoundError
-from trace_app.domain.text import MAX_NOTE_CHARACTERS, REQUIRED_TEXT_PATTERN
 from trace_app.store.models import InvestigationRun, Report, ReviewDecision
 from trace_app.store.types import new_id, utc_now
-
-_NOTE = re.compile(REQUIRED_TEXT_PATTERN)
 
 
 class ReviewValue(enum.StrEnum):
@@ -66,20 +63,8 @@ class ReviewRefusedError(InvalidInputError):
 
 
 def clean_note(note: str) -> str:
-    """The note as stored: trimmed, 1 to :data:`MAX_NOTE_CHARACTERS` characters, no
-    control characters but tab and line breaks (the API checks the same with
-    ``domain.text.NoteText``; the form's text arrives here unchecked)."""
-    text = note.strip()
-    if not text:
-        raise InvalidInputError("Write a note that says how you decided.")
-    if len(text) > MAX_NOTE_CHARACTERS:
-        raise InvalidInputError(f"The note is longer than {MAX_NOTE_CHARACTERS:,} characters.")
-    if not _NOTE.fullmatch(text):
-        raise InvalidInputError(
-            "The note contains a control character or an invalid one (only tab and line "
-            "breaks are allowed)."
-        )
-    return text
+    """The review note as stored (:func:`trace_app.domain.text.clean_note`)."""
+    return text_rules.clean_note(note, "Write a note that says how you decided.")
 
 
 def parse_value(value: str) -> ReviewValue:

@@ -29,6 +29,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
+from trace_app.domain.errors import InvalidInputError
+
 MAX_ID_CHARACTERS = 100
 MAX_NAME_CHARACTERS = 200
 MAX_LOCATION_CHARACTERS = 300
@@ -163,6 +165,27 @@ NoteText = Annotated[
     _checker(_REQUIRED, names=False),
     AfterValidator(_not_blank),
 ]
+
+
+_NOTE = re.compile(REQUIRED_TEXT_PATTERN)
+
+
+def clean_note(note: str, missing: str) -> str:
+    """A person's note as stored (closing an alert, a link decision, a review): trimmed,
+    1 to :data:`MAX_NOTE_CHARACTERS` characters, no control characters but tab and line
+    breaks. The API checks the same with :data:`NoteText`; a form's text arrives here
+    unchecked. ``missing`` is the message for an empty note, which says what it is for."""
+    text = note.strip()
+    if not text:
+        raise InvalidInputError(missing)
+    if len(text) > MAX_NOTE_CHARACTERS:
+        raise InvalidInputError(f"The note is longer than {MAX_NOTE_CHARACTERS:,} characters.")
+    if not _NOTE.fullmatch(text):
+        raise InvalidInputError(
+            "The note contains a control character or an invalid one (only tab and line "
+            "breaks are allowed)."
+        )
+    return text
 
 
 def _check_id(value: str) -> str:

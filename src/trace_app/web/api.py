@@ -16,12 +16,11 @@ from sqlalchemy.orm import Session
 
 from trace_app import demo_reset
 from trace_app.domain import alerts, queries, search
-from trace_app.domain.alerts import MAX_NOTE_CHARACTERS
 from trace_app.domain.errors import AlertClosedError, NotFoundError, PublishError, TraceError
 from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
 from trace_app.domain.search import AlertFilter
-from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, NoteText
 from trace_app.store.models import AlertState, ClaimStatus, Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
@@ -187,7 +186,7 @@ class CloseAlertIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    note: str = Field(min_length=1, max_length=MAX_NOTE_CHARACTERS, pattern=r"\S")
+    note: NoteText
 
 
 class ResetIn(BaseModel):

@@ -22,12 +22,11 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from trace_app.domain.alerts import MAX_NOTE_CHARACTERS
 from trace_app.domain.errors import InvalidInputError, NotFoundError, TraceError
 from trace_app.domain.links import LinkView, decide_link_and_commit, link_history
 from trace_app.domain.person_view import ClaimDetail, CurrentStatus, PersonDetail, person_detail
 from trace_app.domain.queries import get_incident
-from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, IdText
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, IdText, NoteText
 from trace_app.investigation import evidence_store
 from trace_app.store.models import ClaimStatus, LinkDecision
 from trace_app.web.api import AlertOut
@@ -226,12 +225,7 @@ class LinkIn(BaseModel):
     decision: LinkDecision = Field(
         description="same, different, or undecided (withdraws the current decision)."
     )
-    note: str = Field(
-        min_length=1,
-        max_length=MAX_NOTE_CHARACTERS,
-        pattern=r"\S",
-        description="Why (and, if you like, who decided): required.",
-    )
+    note: NoteText = Field(description="Why (and, if you like, who decided): required.")
 
 
 def _detail_with_results(session: Session, person_id: str) -> tuple[PersonDetail, dict[str, Any]]:
