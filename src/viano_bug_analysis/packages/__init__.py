@@ -42,14 +42,10 @@ from viano_bug_analysis.packages.format import (
     interpretation_dir,
     revision_dir,
 )
+from viano_bug_analysis.packages.generations import PackageGeneration
+from viano_bug_analysis.packages.publication import CRASH_ENV, PUBLISH_STEPS, PackageOperation
 from viano_bug_analysis.packages.reader import PackageReader
-from viano_bug_analysis.packages.store import (
-    CRASH_ENV,
-    PUBLISH_STEPS,
-    PackageGeneration,
-    PackageOperation,
-    PackageStore,
-)
+from viano_bug_analysis.packages.store import PackageStore
 from viano_bug_analysis.packages.writer import PackageWriter
 
 __all__ = [
