@@ -27,8 +27,8 @@ from typing import Any
 from viano_bug_analysis.case.limits import CaseBuilderLimits
 from viano_bug_analysis.case.records import RecordSet
 from viano_bug_analysis.errors import CaseBuildError, IntakeError, PackageError
+from viano_bug_analysis.intake.formats import parser_for
 from viano_bug_analysis.intake.model import IntakeDocument
-from viano_bug_analysis.intake.parsers import parser_for
 from viano_bug_analysis.packages.canonical import canonical_json, sha256_hex
 from viano_bug_analysis.packages.format import ORIGINAL_PREFIX
 from viano_bug_analysis.packages.reader import PackageReader

@@ -19,7 +19,7 @@ from viano_bug_analysis.intake.model import (
     Source,
     json_pointer,
 )
-from viano_bug_analysis.intake.parsers import load_json_object, safe_identity
+from viano_bug_analysis.intake.raw import load_json_object, safe_identity
 
 INTAKE_FORMAT = "viano-intake/1"
 _KEYS = {
