@@ -1,4 +1,8 @@
-"""Package format v1, safe reading, the generation writer and the package store.
+"""Bug-report packages: not Python packages. A Viano *package* is a ZIP file holding one
+case's raw inputs and its analysis history, in immutable generations (see
+docs/package-format.md). This folder holds the package format v1, safe reading, the
+generation writer and the package store (``store.py``, with its parts ``layout``,
+``index``, ``generations``, ``publication`` and ``repair``).
 
 Public API (see docs/package-format.md)::
 
