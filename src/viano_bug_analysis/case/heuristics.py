@@ -157,14 +157,14 @@ def sentences(text: str, keep: Callable[[str], bool] | None = None) -> list[tupl
     for m in _SENTENCE.finditer(text):
         raw = m.group(0)
         stripped = raw.strip()
-        if len(stripped) < 8:
+        if len(stripped) < 8 or (keep is not None and not keep(stripped)):
             continue
         start = m.start() + len(raw) - len(raw.lstrip())
         if any(a <= start < b for a, b in fences):
             continue
         if _QUOTED_LINE.match(text, text.rfind("\n", 0, start) + 1):
             continue
-        if _TRACE_LINE.match(stripped) or (keep is not None and not keep(stripped)):
+        if _TRACE_LINE.match(stripped):
             continue
         out.append((stripped, start, start + len(stripped)))
     return out
