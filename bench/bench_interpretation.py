@@ -272,7 +272,7 @@ def bench_validation() -> None:
     )
     from jsonschema import Draft202012Validator
 
-    from viano_bug_analysis.analysis.validation import output_schema
+    from viano_bug_analysis.analysis.schema_file import output_schema
 
     full = Draft202012Validator(output_schema())
     slow, _ = _best_pair(lambda: list(full.iter_errors(json.loads(raw))), lambda: None, 3)

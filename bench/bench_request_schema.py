@@ -26,7 +26,7 @@ from typing import Any
 
 from viano_bug_analysis.analysis.catalogue import Catalogue
 from viano_bug_analysis.analysis.request_schema import derive_schema
-from viano_bug_analysis.analysis.validation import output_schema
+from viano_bug_analysis.analysis.schema_file import output_schema
 
 # per 2,048 entries: mostly observations, comments, facts and entities, as in long threads
 MIX = {"O": 500, "C": 500, "T": 60, "E": 40, "F": 300, "R": 20, "B": 60, "S": 120, "N": 300}

@@ -8,17 +8,15 @@ Without ``--json`` the output is for people and long work shows a progress bar.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from viano_bug_analysis.errors import VianoError
+from viano_bug_analysis import demo
+from viano_bug_analysis.analysis.command import interpret_command
+from viano_bug_analysis.cli_output import JsonOpt, emit, failures, identity, progress_bar
+from viano_bug_analysis.intake.formats import FORMATS, IntakeFormat
 
 app = typer.Typer(help="Viano bug analysis.", no_args_is_help=True)
 store_app = typer.Typer(help="Package stores.", no_args_is_help=True)
@@ -26,77 +24,10 @@ import_app = typer.Typer(help="Write supplied packages from raw bug reports.", n
 app.add_typer(store_app, name="store")
 app.add_typer(import_app, name="import")
 
-JsonOpt = typer.Option(False, "--json", help="Print one JSON object; exit 1 on failure.")
-_err = Console(stderr=True)
-
 
 @app.callback()
 def main() -> None:
     """Viano bug analysis."""
-
-
-def _identity(case_id: str | None = None, package_id: str | None = None) -> dict[str, Any]:
-    return {
-        "case_id": case_id,
-        "package_id": package_id,
-        "package_generation": None,
-        "analysis_revision": None,
-    }
-
-
-def emit(as_json: bool, payload: dict[str, Any], human: Callable[[], None]) -> None:
-    if as_json:
-        typer.echo(json.dumps(payload, sort_keys=True, ensure_ascii=False))
-    else:
-        human()
-
-
-@contextmanager
-def failures(as_json: bool, ident: dict[str, Any]) -> Iterator[None]:
-    """Turn VianoError (and missing files) into the documented output and exit 1."""
-    try:
-        yield
-    except VianoError as exc:
-        _fail(as_json, ident, exc.to_json())
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        _fail(as_json, ident, {"code": "io.error", "message": str(exc)})
-
-
-def _fail(as_json: bool, ident: dict[str, Any], error: dict[str, Any]) -> None:
-    if as_json:
-        typer.echo(
-            json.dumps(
-                {**ident, "status": "error", "error": error}, sort_keys=True, ensure_ascii=False
-            )
-        )
-    else:
-        _err.print(
-            f"[red]error[/red] [{error['code']}] {error['message']}", markup=True, highlight=False
-        )
-    raise typer.Exit(1)
-
-
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
-    if not enabled:
-        yield None
-        return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=_err,
-        transient=True,
-    ) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=max(total, 1))
-            bar.update(tasks[stage], completed=done, total=max(total, 1))
-
-        yield update
 
 
 # -- store ------------------------------------------------------------------------------
@@ -107,11 +38,11 @@ def store_init(directory: Path, as_json: bool = JsonOpt) -> None:
     """Create a package store in DIRECTORY."""
     from viano_bug_analysis.packages import PackageStore
 
-    with failures(as_json, _identity()):
+    with failures(as_json, identity()):
         PackageStore.init(directory)
     emit(
         as_json,
-        {**_identity(), "status": "initialized", "store": str(directory)},
+        {**identity(), "status": "initialized", "store": str(directory)},
         lambda: typer.echo(f"store ready: {directory}"),
     )
 
@@ -124,7 +55,7 @@ def _import(
 ) -> None:
     from viano_bug_analysis.intake import import_file
 
-    with failures(as_json, _identity(case_id, package_id)):
+    with failures(as_json, identity(case_id, package_id)):
         with progress_bar(not as_json) as update:
             results = import_file(
                 fmt, source, out, case_id=case_id, package_id=package_id, progress=update
@@ -153,52 +84,23 @@ _CASE = typer.Option(None, "--case-id", help="Case id (default: derived from the
 _PKG = typer.Option("supplied", "--package-id", help="Package id.")
 
 
-@import_app.command("github-issue")
-def import_github(
-    source: Path,
-    out: Path = _OUT,
-    case_id: str | None = _CASE,
-    package_id: str = _PKG,
-    as_json: bool = JsonOpt,
-) -> None:
-    """GitHub issue JSON (REST object with comments, or `gh issue view --json ...`)."""
-    _import("github-issue", source, out, case_id, package_id, as_json)
+def _import_command(fmt: IntakeFormat) -> Any:
+    def command(
+        source: Path,
+        out: Path = _OUT,
+        case_id: str | None = _CASE,
+        package_id: str = _PKG,
+        as_json: bool = JsonOpt,
+    ) -> None:
+        _import(fmt.name, source, out, case_id, package_id, as_json)
+
+    command.__doc__ = fmt.summary
+    command.__name__ = f"import_{fmt.command.replace('-', '_')}"
+    return command
 
 
-@import_app.command("bugzilla")
-def import_bugzilla(
-    source: Path,
-    out: Path = _OUT,
-    case_id: str | None = _CASE,
-    package_id: str = _PKG,
-    as_json: bool = JsonOpt,
-) -> None:
-    """Bugzilla REST bug JSON with comments (JSON Lines: one package per bug)."""
-    _import("bugzilla", source, out, case_id, package_id, as_json)
-
-
-@import_app.command("markdown")
-def import_markdown(
-    source: Path,
-    out: Path = _OUT,
-    case_id: str | None = _CASE,
-    package_id: str = _PKG,
-    as_json: bool = JsonOpt,
-) -> None:
-    """A Markdown bug report (steps, expected, actual headings)."""
-    _import("markdown", source, out, case_id, package_id, as_json)
-
-
-@import_app.command("intake")
-def import_intake(
-    source: Path,
-    out: Path = _OUT,
-    case_id: str | None = _CASE,
-    package_id: str = _PKG,
-    as_json: bool = JsonOpt,
-) -> None:
-    """Native Viano intake JSON (docs/intake-format.md)."""
-    _import("viano-intake", source, out, case_id, package_id, as_json)
+for _format in FORMATS.values():
+    import_app.command(_format.command)(_import_command(_format))
 
 
 # -- store operations -------------------------------------------------------------------
@@ -218,7 +120,7 @@ def add(
     """Add a supplied package file to STORE (validated fully first)."""
     from viano_bug_analysis.packages import PackageStore
 
-    with failures(as_json, _identity()):
+    with failures(as_json, identity()):
         with progress_bar(not as_json) as update:
             gen, status = PackageStore.open(store).add(
                 package, replace_inputs=replace_inputs, progress=update
@@ -236,7 +138,7 @@ def build(store: Path, case_id: str, package_id: str, as_json: bool = JsonOpt) -
     from viano_bug_analysis.case import CaseBuilder
     from viano_bug_analysis.packages import PackageStore
 
-    with failures(as_json, _identity(case_id, package_id)):
+    with failures(as_json, identity(case_id, package_id)):
         s = PackageStore.open(store)
         with progress_bar(not as_json) as update:
             result = CaseBuilder(s).build(case_id, package_id, progress=update)
@@ -266,7 +168,7 @@ def show(
     from viano_bug_analysis.packages import POINTER_CANONICAL_CASE, PackageStore
 
     summary_pointer = "case_interpretation_summary"
-    with failures(as_json, _identity(case_id, package_id)):
+    with failures(as_json, identity(case_id, package_id)):
         gen = PackageStore.open(store).current(case_id, package_id)
         with gen.open() as reader:
             manifest = reader.require_manifest()
@@ -328,7 +230,7 @@ def export(
     """Copy the current (or a given) generation of a package to OUT."""
     from viano_bug_analysis.packages import PackageStore
 
-    with failures(as_json, _identity(case_id, package_id)):
+    with failures(as_json, identity(case_id, package_id)):
         gen = PackageStore.open(store).export(case_id, package_id, out, generation)
     emit(
         as_json,
@@ -337,12 +239,5 @@ def export(
     )
 
 
-# -- interpretation (registered here; implemented in viano_bug_analysis.analysis.command) --
-from viano_bug_analysis.analysis.command import interpret_command  # noqa: E402
-
 app.command("interpret")(interpret_command)
-
-# -- demo and evaluation with the embedded model (viano_bug_analysis.demo) -------------
-from viano_bug_analysis import demo as _demo  # noqa: E402
-
-_demo.register(app)
+demo.register(app)

@@ -182,3 +182,21 @@ def test_deeply_nested_json_is_refused(tmp_path: Path) -> None:
     code, out = _json(["import", "github-issue", str(src), "-o", str(tmp_path / "p.zip")])
     assert (code, out["error"]["code"]) == (1, "intake.invalid_json")
     assert not (tmp_path / "p.zip").exists()
+
+
+def test_every_format_of_the_table_has_its_command_parser_and_docs_row() -> None:
+    """The import formats are one table (intake/formats.py): the CLI's commands, the
+    parser lookup, the importers and docs/intake-format.md follow it."""
+    from viano_bug_analysis.intake import FORMATS, IMPORT_FORMATS, parser_for
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "intake-format.md").read_text()
+    help_text = runner.invoke(app, ["import", "--help"]).output
+    assert IMPORT_FORMATS == tuple(FORMATS)
+    for fmt in FORMATS.values():
+        assert parser_for(fmt.name) is fmt.parse
+        assert fmt.command in help_text
+        assert f"| `{fmt.name}` |" in docs
+        assert f"`viano import {fmt.command} FILE -o OUT`" in docs
+    with pytest.raises(IntakeError) as info:
+        parser_for("yaml")
+    assert info.value.code == "intake.unknown_format"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from viano_bug_analysis.case.limits import CaseBuilderLimits
 from viano_bug_analysis.case.records import RecordSet
 from viano_bug_analysis.errors import IntakeError
-from viano_bug_analysis.intake.parsers import parser_for
+from viano_bug_analysis.intake.formats import parser_for
 
 KEYS = [
     "title",

@@ -198,3 +198,35 @@ def test_large_members_are_plain_deflate_with_either_compressor(
             check=True,
         )
         assert out.stdout == big
+
+
+def test_large_member_is_deflated_in_pieces_readably_and_reproducibly(tmp_path: Path) -> None:
+    import random
+    import zipfile
+
+    from viano_bug_analysis.packages import Manifest, PackageReader, PackageWriter
+    from viano_bug_analysis.packages.writer import DEFLATE_PIECE_BYTES
+
+    rng = random.Random(4)
+    words = [b"alpha ", b"beta ", b"\xc3\xa9t\xc3\xa9 ", b"{}\n"]
+    big = b"".join(rng.choice(words) for _ in range(3 * DEFLATE_PIECE_BYTES // 4 + 99))
+    outputs = []
+    for name in ("a.zip", "b.zip"):
+        writer = PackageWriter.new(Manifest(package_id="p", case_id="c"))
+        writer.add_bytes("original/big.txt", big)
+        writer.add_bytes("original/small.txt", b"small")
+        writer.add_bytes("original/stored.bin", big, compress=False)
+        with open(tmp_path / name, "wb") as f:
+            writer.write(f)
+        outputs.append((tmp_path / name).read_bytes())
+    assert outputs[0] == outputs[1]  # the same bytes, whatever the threads did
+    with zipfile.ZipFile(tmp_path / "a.zip") as z:
+        assert z.testzip() is None
+        info = z.getinfo("original/big.txt")
+        assert info.compress_type == zipfile.ZIP_DEFLATED
+        assert info.compress_size < info.file_size
+        assert z.read("original/big.txt") == big
+        assert z.getinfo("original/stored.bin").compress_type == zipfile.ZIP_STORED
+    with PackageReader(tmp_path / "a.zip") as reader:
+        assert reader.read("original/big.txt") == big
+        assert reader.read("original/small.txt") == b"small"

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import typer
 
+from viano_bug_analysis.cli_output import emit, failures, identity
+
 EXIT_CODES = {"COMPLETED": 0, "ERROR": 10, "RETRY_PENDING": 11, "DEFERRED": 12, "BLOCKED": 13}
 EXAMPLES_PER_RULE = 3
 
@@ -60,13 +62,12 @@ def interpret_command(
     from rich.console import Console
 
     from viano_bug_analysis.analysis.interpreter import CaseInterpreter, InterpretationResult
-    from viano_bug_analysis.cli import _identity, emit, failures
     from viano_bug_analysis.llm import LLMGateway
     from viano_bug_analysis.llm.config import resolve_config
     from viano_bug_analysis.packages import PackageStore
 
     console = Console(stderr=True)
-    with failures(as_json, _identity(case_id, package_id)):
+    with failures(as_json, identity(case_id, package_id)):
         gateway = LLMGateway(resolve_config(config)[0])
         package_store = PackageStore.open(store)
         with console.status("interpreting", spinner="dots") as status:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
-from viano_bug_analysis.analysis.validation import output_schema
+from viano_bug_analysis.analysis.schema_file import output_schema
 
 SourceId = Annotated[str, Field(pattern=r"^[OCTEFRBSNDQX][0-9]{4,8}$")]
 

@@ -36,7 +36,8 @@ from typing import Any
 
 from viano_bug_analysis.analysis.catalogue import COMPLETE, Catalogue
 from viano_bug_analysis.analysis.rules import RULES, RuleTable
-from viano_bug_analysis.analysis.validation import OPTIONAL_STATEMENTS, STATEMENT_LISTS, _schema
+from viano_bug_analysis.analysis.schema_file import shipped_schema
+from viano_bug_analysis.analysis.validation import OPTIONAL_STATEMENTS, STATEMENT_LISTS
 
 DERIVED_TITLE = "Viano case interpretation output, version 1, narrowed to one context"
 ANY = "any"
@@ -194,7 +195,7 @@ def derive_schema(
 ) -> dict[str, Any]:
     """The JSON schema (Draft 2020-12) sent with a request for this catalogue, bounded
     (``answer_bounds``) so that its largest answer fits ``max_output_tokens``."""
-    static = _schema()
+    static = shipped_schema()
     build = _Builder(static, answer_bounds(max_output_tokens))
     # an ordered form is one exact tuple per length: a few lengths only
     extra = min(ORDERED_EXTRA, build.bounds.items - 1)

@@ -26,20 +26,19 @@ interpretation is derived from (``request_schema.derive_schema``).
 
 from __future__ import annotations
 
-import copy
 import functools
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from pydantic import ValidationError
 
 from viano_bug_analysis.analysis.catalogue import COMPLETE, Catalogue
+from viano_bug_analysis.analysis.output_model import InterpretationOutput
 from viano_bug_analysis.analysis.rules import RULES, CitationRule, RuleTable
+from viano_bug_analysis.analysis.schema_file import shipped_schema
 
-SCHEMA_FILE = "case-interpretation-output-v1.schema.json"
 STATEMENT_LISTS = (
     "observed_behavior",
     "expected_behavior",
@@ -64,22 +63,9 @@ class Violation:
         return {"rule": self.rule, "at": self.at, "message": self.message}
 
 
-def output_schema() -> dict[str, Any]:
-    """The output schema file shipped with the package (a fresh copy on every call)."""
-    return copy.deepcopy(_schema())
-
-
-@functools.cache
-def _schema() -> dict[str, Any]:
-    text = resources.files("viano_bug_analysis.analysis").joinpath("schemas").joinpath(SCHEMA_FILE)
-    schema: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    return schema
-
-
 @functools.cache
 def _validator() -> Draft202012Validator:
-    return Draft202012Validator(_schema())
+    return Draft202012Validator(shipped_schema())
 
 
 def schema_violations(output: Any) -> list[Violation]:
@@ -89,10 +75,6 @@ def schema_violations(output: Any) -> list[Violation]:
     tested to agree with it) accepts, the answer matches; a fresh answer was moreover
     checked against the file itself by the gateway. Otherwise jsonschema lists the file's
     violations (and if it finds none, the file wins)."""
-    from pydantic import ValidationError
-
-    from viano_bug_analysis.analysis.output_model import InterpretationOutput
-
     try:
         InterpretationOutput.model_validate(output, strict=True)
     except ValidationError:

@@ -27,12 +27,11 @@ from typing import Any
 from viano_bug_analysis.case.limits import CaseBuilderLimits
 from viano_bug_analysis.case.records import RecordSet
 from viano_bug_analysis.errors import CaseBuildError, IntakeError, PackageError
+from viano_bug_analysis.intake.formats import parser_for
 from viano_bug_analysis.intake.model import IntakeDocument
-from viano_bug_analysis.intake.parsers import parser_for
-from viano_bug_analysis.packages.canonical import canonical_json_sha256, sha256_hex
+from viano_bug_analysis.packages.canonical import canonical_json, sha256_hex
 from viano_bug_analysis.packages.format import ORIGINAL_PREFIX
 from viano_bug_analysis.packages.reader import PackageReader
-from viano_bug_analysis.packages.threads import background_pool
 
 CASE_FORMAT = "viano-canonical-case/1"
 RAW_INPUT_FINGERPRINT_VERSION = "viano-raw-input/1"
@@ -153,13 +152,11 @@ def _build_canonical_case(
     for member, fmt in inputs:
         limits.check("max_raw_input_bytes", reader.size(member))
         data = reader.read(member)
-        digest = background_pool().submit(sha256_hex, data)  # hashed while it is parsed
+        input_hashes[member] = (len(data), sha256_hex(data))
         try:
             documents.append(parser_for(fmt)(data, member))
         except RecursionError:
             raise IntakeError(f"{member} nests too deeply", code="intake.invalid_json") from None
-        finally:
-            input_hashes[member] = (len(data), digest.result())
         del data
         if progress:
             progress("parse", len(documents), len(inputs))
@@ -199,11 +196,11 @@ def _build_canonical_case(
         "records": records.records,
     }
     try:
-        data, sha = canonical_json_sha256(document)
+        data = canonical_json(document)
     except ValueError as exc:
         raise CaseBuildError(f"case is not serialisable: {exc}") from None
     limits.check("max_case_bytes", len(data))
-    return CanonicalCase(document, data, sha, fingerprint)
+    return CanonicalCase(document, data, sha256_hex(data), fingerprint)
 
 
 def load_canonical_case(data: bytes) -> dict[str, Any]:

@@ -22,25 +22,13 @@ X     unread_reference                 metadata of data left unread (size, sha25
 from __future__ import annotations
 
 import re
-from concurrent.futures import Future
-from itertools import compress
 from typing import Any
 
 from viano_bug_analysis.case import entities
 from viano_bug_analysis.case import heuristics as h
 from viano_bug_analysis.case.limits import CaseBuilderLimits
-from viano_bug_analysis.case.textscan import LiteralScan
-from viano_bug_analysis.intake.model import (
-    Fact,
-    IntakeDocument,
-    Item,
-    RawItems,
-    Reference,
-    Source,
-    make_source,
-)
+from viano_bug_analysis.intake.model import Fact, IntakeDocument, Item, Reference, Source
 from viano_bug_analysis.packages.canonical import sha256_hex
-from viano_bug_analysis.packages.threads import background_pool
 
 KINDS = {
     "B": "report",
@@ -73,13 +61,6 @@ def _only_questions(text: str) -> bool:
     return bool(found) and all(sentence.rstrip().endswith("?") for sentence, _, _ in found)
 
 
-# A text holding none of these has no unread block (find_unread_blocks finds nothing in
-# one unfenced line):
-_UNREAD_HINTS = LiteralScan(("\n", "```", "~~~"))
-# Unread blocks at least this long are hashed in the background pool until finish():
-_BACKGROUND_SHA_BYTES = 64 * 1024
-
-
 def _system_provenance() -> dict[str, Any]:
     return {
         "member": None,
@@ -100,9 +81,7 @@ class RecordSet:
         self._empty_expected: list[dict[str, Any]] = []
         self.completeness = "missing"
         self.records: list[dict[str, Any]] = []
-        self._max_records = limits.max_records
-        self._max_text_bytes = limits.max_record_text_bytes
-        self._pending_sha256: list[tuple[dict[str, Any], Future[str]]] = []
+        self._entities: dict[tuple[str, str], dict[str, Any]] = {}
 
     # -- allocation -----------------------------------------------------------------------
 
@@ -120,18 +99,16 @@ class RecordSet:
         fields: dict[str, Any] | None,
     ) -> dict[str, Any]:
         """The next record of kind ``prefix`` (checks ``max_records`` and the text size)."""
-        count = self._count = self._count + 1
-        if count > self._max_records:
-            self.limits.check("max_records", count)
+        self._count += 1
+        self.limits.check("max_records", self._count)
         same_kind = self._by_kind[prefix]
         record: dict[str, Any] = {
-            "id": prefix + str(len(same_kind) + 1).zfill(4),  # f"{prefix}{n:04d}"
+            "id": f"{prefix}{len(same_kind) + 1:04d}",
             "kind": KINDS[prefix],
             "provenance": provenance,
         }
         if text is not None:
-            if len(text) * 4 > self._max_text_bytes:  # UTF-8: <= 4 bytes/char
-                self.limits.check("max_record_text_bytes", len(text.encode("utf-8")))
+            self.limits.check("max_record_text_bytes", len(text.encode("utf-8")))
             record["text"] = text
         if fields:
             record.update(fields)
@@ -157,14 +134,12 @@ class RecordSet:
                 unread=True,
                 embedded=True,
                 size=len(raw),
-                sha256=None if len(raw) >= _BACKGROUND_SHA_BYTES else sha256_hex(raw),
+                sha256=sha256_hex(raw),
                 line_count=block.lines,
                 media_type="text/plain",
                 member=source.member or None,
                 description=f"{block.kind.replace('_', ' ')} in the report text",
             )
-            if x["sha256"] is None:  # hashed meanwhile (hashlib releases the GIL); see finish
-                self._pending_sha256.append((x, background_pool().submit(sha256_hex, raw)))
             ids.append(x["id"])
             parts.append(text[pos : block.start])
             parts.append(f"[unread {x['id']}: {block.kind}, {len(raw)} bytes, {block.lines} lines]")
@@ -175,75 +150,15 @@ class RecordSet:
     def _text_record(
         self, prefix: str, item: Item, fields: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        source = item.source
-        return self._record(prefix, item.text, source.to_json(), source, fields)
-
-    def _raw_text_record(
-        self,
-        prefix: str,
-        text: str,
-        member: str,
-        pointer: str,
-        author: str | None,
-        timestamp: str | None,
-        role: str,
-        fields: dict[str, Any] | None,
-    ) -> dict[str, Any]:
-        """``_text_record`` of a row of :class:`RawItems` (origin original, no span),
-        without making its Item."""
-        provenance = {
-            "member": member,
-            "json_pointer": pointer,
-            "author": author,
-            "timestamp": timestamp,
-            "origin": "original",
-            "role": role,
-        }
-        return self._record(prefix, text, provenance, None, fields)
-
-    def _record(
-        self,
-        prefix: str,
-        text: str,
-        provenance: dict[str, Any],
-        source: Source | None,
-        fields: dict[str, Any] | None,
-    ) -> dict[str, Any]:
-        """The record of a piece of text (its long blocks left unread) from ``source``
-        (made from ``provenance`` when None and needed): ``_add`` inlined, as this runs
-        once per piece of text."""
-        if _UNREAD_HINTS.any_in(text) and (  # else nothing is left unread
-            blocks := h.find_unread_blocks(
-                text, self.limits.unread_block_bytes, self.limits.unread_block_lines
-            )
-        ):  # a Source is made only when a block is left unread
-            if source is None:
-                source = make_source(
-                    provenance["member"],
-                    provenance["json_pointer"],
-                    provenance["author"],
-                    provenance["timestamp"],
-                    provenance["origin"],
-                    provenance["role"],
-                )
-            text, unread = self._leave_unread(text, source, blocks)
-            fields = {**fields, "unread_refs": unread} if fields else {"unread_refs": unread}
-        count = self._count = self._count + 1
-        if count > self._max_records:
-            self.limits.check("max_records", count)
-        same_kind = self._by_kind[prefix]
-        record: dict[str, Any] = {
-            "id": prefix + str(len(same_kind) + 1).zfill(4),  # f"{prefix}{n:04d}"
-            "kind": KINDS[prefix],
-            "provenance": provenance,
-            "text": text,
-        }
-        if len(text) * 4 > self._max_text_bytes:  # UTF-8: <= 4 bytes/char
-            self.limits.check("max_record_text_bytes", len(text.encode("utf-8")))
-        if fields:
-            record.update(fields)
-        same_kind.append(record)
-        return record
+        """The record of a piece of text from a parser, its long blocks left unread."""
+        text = item.text
+        fields = dict(fields) if fields else {}
+        blocks = h.find_unread_blocks(
+            text, self.limits.unread_block_bytes, self.limits.unread_block_lines
+        )
+        if blocks:
+            text, fields["unread_refs"] = self._leave_unread(text, item.source, blocks)
+        return self._add(prefix, item.source.to_json(), text, fields)
 
     # -- documents ------------------------------------------------------------------------
 
@@ -255,15 +170,11 @@ class RecordSet:
         step_ids = [
             self._text_record("S", item, {"order": i + 1})["id"] for i, item in enumerate(doc.steps)
         ]
-        raw_observations = doc.raw_observations()
-        if raw_observations is None:
-            observations = [
-                self._text_record("O", item, {"section": item.extra.get("section", "description")})
-                for item in doc.observations
-                if item.text.strip()
-            ]
-        else:  # the same records, read from the parsed values (no extra fields)
-            observations = self._raw_records("O", raw_observations)
+        observations = [
+            self._text_record("O", item, {"section": item.extra.get("section", "description")})
+            for item in doc.observations
+            if item.text.strip()
+        ]
         explicit = [e for e in doc.expectations if e.extra.get("explicit", True)]
         for item in explicit:
             if item.text.strip().lower().strip(".") in _PLACEHOLDER_EXPECTATIONS:
@@ -278,16 +189,11 @@ class RecordSet:
             self._implicit_expectations(self._by_kind["B"], observations)
         for item in doc.reproductions:
             self._text_record("R", item, {"steps": step_ids})
-        may_hold_hypothesis = h.may_hold_hypothesis
         for o in observations:
-            if o["provenance"]["role"] == "reporter" and may_hold_hypothesis(o["text"]):
+            if o["provenance"]["role"] == "reporter":
                 self._hypotheses_in(o)
-        raw_comments = doc.raw_comments()
-        if raw_comments is None:
-            for item in doc.comments:
-                self._comment(self._text_record("C", item), item.text)
-        else:
-            self._raw_records("C", raw_comments)
+        for item in doc.comments:
+            self._comment(self._text_record("C", item), item.text)
         for item in doc.hypotheses:
             self._text_record("T", item)
         for ref in doc.references:
@@ -297,75 +203,10 @@ class RecordSet:
         for hint in doc.entities:
             self._entity(hint.entity_type, hint.value, None, hint.source.to_json())
 
-    def _raw_records(self, prefix: str, raw: RawItems) -> list[dict[str, Any]]:
-        """The records of an ``O`` (blank texts left out, section ``description``) or ``C``
-        (each followed by ``_comment``) list held as :class:`RawItems`: what
-        ``_text_record`` gives for its Items. A text without unread-block hint, within
-        the limits, is made here inline; any other through ``_raw_text_record``."""
-        observation = prefix == "O"
-        kind = KINDS[prefix]
-        same_kind = self._by_kind[prefix]
-        made: list[dict[str, Any]] = []
-        member, role, pointer_prefix = raw.member, raw.role, raw.pointer_prefix
-        default_author, created, default_stamp = raw.author, raw.created, raw.stamp
-        may_hold_unread, may_hold_unread_ascii = _UNREAD_HINTS.any_in, _UNREAD_HINTS.any_in_ascii
-        may_hold_hypothesis, hypothesis_hint_ascii = h.may_hold_hypothesis, h.hypothesis_hint_ascii
-        max_records, max_chars = self._max_records, self._max_text_bytes // 4
-        for i, v in enumerate(raw.values):  # RawItems.rows(), inlined
-            if isinstance(v, str):
-                text, pointer, author, stamp = v, pointer_prefix + str(i), default_author, created
-            else:
-                text = v["text"]
-                pointer = pointer_prefix + str(i) + "/text"
-                author = v.get("author", default_author)
-                stamp = v.get("timestamp", default_stamp)
-            if observation and not text.strip():
-                continue
-            ascii_text = text.isascii()
-            if (
-                self._count >= max_records
-                or len(text) > max_chars
-                or (may_hold_unread_ascii(text) if ascii_text else may_hold_unread(text))
-            ):
-                fields = {"section": "description"} if observation else None
-                rec = self._raw_text_record(
-                    prefix, text, member, pointer, author, stamp, role, fields
-                )
-            else:
-                self._count += 1
-                rec = {
-                    "id": prefix + str(len(same_kind) + 1).zfill(4),
-                    "kind": kind,
-                    "provenance": {
-                        "member": member,
-                        "json_pointer": pointer,
-                        "author": author,
-                        "timestamp": stamp,
-                        "origin": "original",
-                        "role": role,
-                    },
-                    "text": text,
-                }
-                if observation:
-                    rec["section"] = "description"
-                same_kind.append(rec)
-            if observation:
-                made.append(rec)
-            elif not text.strip():
-                self._comment(rec, text)  # the D record
-            elif (
-                hypothesis_hint_ascii(rec["text"].lower())
-                if ascii_text and rec["text"] is text
-                else may_hold_hypothesis(rec["text"])
-            ):
-                self._hypotheses_in(rec)  # what _comment does with a non-empty text
-        return made
-
     def _comment(self, c: dict[str, Any], text: str) -> None:
         """After comment record ``c`` of ``text``: its hypotheses, or a D record if empty."""
         if text.strip():
-            if h.may_hold_hypothesis(c["text"]):
-                self._hypotheses_in(c)
+            self._hypotheses_in(c)
         else:
             self._new(
                 "D",
@@ -379,7 +220,7 @@ class RecordSet:
         self, titles: list[dict[str, Any]], observations: list[dict[str, Any]]
     ) -> None:
         for rec in [*titles, *observations]:
-            if rec["provenance"]["role"] != "reporter" or not h.may_hold_expectation(rec["text"]):
+            if rec["provenance"]["role"] != "reporter":
                 continue
             for sentence, start, end in h.expectation_sentences(rec["text"]):
                 if "[unread X" in sentence or sentence.rstrip().endswith("?"):
@@ -404,8 +245,7 @@ class RecordSet:
                 record["provenance"] = prov
 
     def _hypotheses_in(self, rec: dict[str, Any]) -> None:
-        """T records for the hypotheses in ``rec`` (callers ask ``may_hold_hypothesis``
-        first)."""
+        """T records for the hypotheses stated in record ``rec``."""
         for sentence, start, end in h.hypothesis_sentences(rec["text"]):
             if "[unread X" in sentence:
                 continue
@@ -508,26 +348,16 @@ class RecordSet:
         ):
             entry["mentions"].append(mention)
 
-    @property
-    def _entities(self) -> dict[tuple[str, str], dict[str, Any]]:
-        if not hasattr(self, "_entity_map"):
-            self._entity_map: dict[tuple[str, str], dict[str, Any]] = {}
-        return self._entity_map
-
     def _scan_entities(self) -> None:
         """Entities of every text (B S O E C T R) and inline fact value (F), in record
-        order; the cheap pre-check is asked of all texts of a kind at once."""
+        order."""
         for prefix in "BSOECTRF":
             key = "value" if prefix == "F" else "text"
-            scanned = [
-                (rec, text)
-                for rec in self._by_kind[prefix]
-                if isinstance(text := rec.get(key), str) and text
-            ]
-            may_hold = entities.may_hold_entities_each([text for _, text in scanned])
-            for rec, text in compress(scanned, may_hold):
-                for etype, value in entities.extract_entities(text):
-                    self._entity(etype, value, rec["id"], rec["provenance"])
+            for rec in self._by_kind[prefix]:
+                text = rec.get(key)
+                if isinstance(text, str) and text:
+                    for etype, value in entities.extract_entities(text):
+                        self._entity(etype, value, rec["id"], rec["provenance"])
 
     # -- references to members, unread members ---------------------------------------------
 
@@ -567,9 +397,6 @@ class RecordSet:
     # -- completion ----------------------------------------------------------------------
 
     def finish(self) -> None:
-        for x, digest in self._pending_sha256:
-            x["sha256"] = digest.result()
-        self._pending_sha256.clear()
         self._scan_entities()
         for (etype, _), entry in sorted(self._entities.items()):
             origins = entry.pop("origins")

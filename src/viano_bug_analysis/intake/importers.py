@@ -25,11 +25,11 @@ from pathlib import Path
 
 from modelgate.atomicfile import atomic_write
 from viano_bug_analysis.errors import IntakeError
-from viano_bug_analysis.intake.parsers import parser_for
+from viano_bug_analysis.intake.formats import FORMATS, parser_for
 from viano_bug_analysis.packages.format import Manifest, check_identity
 from viano_bug_analysis.packages.writer import PackageWriter
 
-IMPORT_FORMATS = ("github-issue", "bugzilla", "markdown", "viano-intake")
+IMPORT_FORMATS = tuple(FORMATS)
 DEFAULT_PACKAGE_ID = "supplied"
 MAX_IMPORT_FILE_BYTES = 512 << 20
 

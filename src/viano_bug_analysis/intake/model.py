@@ -9,13 +9,10 @@ the origin. CaseBuilder turns the document into canonical-case records.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 ORIGINS = ("original", "tester", "external_research", "combined")
-_object_new = object.__new__
-_object_setattr = object.__setattr__
 
 
 def json_pointer(*parts: str | int) -> str:
@@ -104,140 +101,21 @@ class EntityHint:
     source: Source
 
 
-def make_source(
-    member: str,
-    pointer: str | None,
-    author: str | None,
-    timestamp: str | None,
-    origin: str,
-    role: str,
-) -> Source:
-    """``Source(member, pointer, author, timestamp, origin, role)``: the same object,
-    built without the frozen dataclass ``__init__`` (one attribute set per field, about
-    three times the cost). For parsers making one per piece of text."""
-    source = _object_new(Source)
-    _object_setattr(
-        source,
-        "__dict__",
-        {
-            "member": member,
-            "pointer": pointer,
-            "author": author,
-            "timestamp": timestamp,
-            "origin": origin,
-            "role": role,
-            "span": None,
-        },
-    )
-    return source
-
-
-def make_item(text: str, source: Source, extra: dict[str, Any] | None = None) -> Item:
-    """``Item(text, source, extra)`` (a new empty ``extra`` when None), built like
-    :func:`make_source`."""
-    item = _object_new(Item)
-    _object_setattr(
-        item, "__dict__", {"text": text, "source": source, "extra": {} if extra is None else extra}
-    )
-    return item
-
-
-@dataclass(frozen=True)
-class RawItems:
-    """A list of pieces of text still held as the parsed JSON values of a native intake
-    list (``/observations``, ``/comments``), for :class:`IntakeDocument` to turn into
-    Items only when they are asked for (CaseBuilder reads the values directly).
-
-    The parser checked every value: a string, or an object with a string ``text``, an
-    ``author`` and ``timestamp`` that are strings, null or absent, no ``origin`` other
-    than ``"original"`` and no ``source_uri`` or ``heading``. The Items are those the
-    parser makes of such values: value ``i`` points at ``pointer_prefix + str(i)`` (a
-    string) or that plus ``/text`` (an object), a string has ``author`` and ``created``,
-    an object its own author and timestamp or ``author`` and ``stamp``; origin
-    ``original``, ``role``, no extra fields."""
-
-    values: list[Any]
-    member: str
-    pointer_prefix: str
-    role: str
-    author: str | None
-    created: str | None
-    stamp: str | None
-
-    def rows(self) -> Iterator[tuple[str, str, str | None, str | None]]:
-        """(text, pointer, author, timestamp) of each value, in order."""
-        prefix, author, created, stamp = self.pointer_prefix, self.author, self.created, self.stamp
-        for i, v in enumerate(self.values):
-            if isinstance(v, str):
-                yield v, prefix + str(i), author, created
-            else:
-                yield (
-                    v["text"],
-                    prefix + str(i) + "/text",
-                    v.get("author", author),
-                    v.get("timestamp", stamp),
-                )
-
-    def items(self) -> list[Item]:
-        member, role = self.member, self.role
-        return [
-            make_item(text, make_source(member, pointer, author, stamp, "original", role))
-            for text, pointer, author, stamp in self.rows()
-        ]
-
-
 @dataclass
 class IntakeDocument:
-    """What a parser found in one raw input. ``observations`` and ``comments`` may be
-    held as :class:`RawItems` (``set_raw_observations``/``set_raw_comments``, native
-    intake): reading the attribute turns them into Items then; ``raw_observations()``/
-    ``raw_comments()`` give them as they are (None once they are Items)."""
+    """What a parser found in one raw input."""
 
     format: str
     member: str
     titles: list[Item] = field(default_factory=list)
     summaries: list[Item] = field(default_factory=list)
-    _observations: list[Item] | RawItems = field(default_factory=list, init=False, repr=False)
+    observations: list[Item] = field(default_factory=list)  # extra["section"]
     expectations: list[Item] = field(default_factory=list)  # extra["explicit"]: bool
     steps: list[Item] = field(default_factory=list)
-    _comments: list[Item] | RawItems = field(default_factory=list, init=False, repr=False)
+    comments: list[Item] = field(default_factory=list)
     hypotheses: list[Item] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     reproductions: list[Item] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
     entities: list[EntityHint] = field(default_factory=list)
-    # Free text that still needs splitting into steps/expected/actual (report bodies):
-    bodies: list[Item] = field(default_factory=list)
     identity: dict[str, str] = field(default_factory=dict)  # suggested case_id etc.
-
-    @property
-    def observations(self) -> list[Item]:
-        if isinstance(self._observations, RawItems):
-            self._observations = self._observations.items()
-        return self._observations
-
-    @observations.setter
-    def observations(self, items: list[Item]) -> None:
-        self._observations = items
-
-    @property
-    def comments(self) -> list[Item]:
-        if isinstance(self._comments, RawItems):
-            self._comments = self._comments.items()
-        return self._comments
-
-    @comments.setter
-    def comments(self, items: list[Item]) -> None:
-        self._comments = items
-
-    def set_raw_observations(self, raw: RawItems) -> None:
-        self._observations = raw
-
-    def set_raw_comments(self, raw: RawItems) -> None:
-        self._comments = raw
-
-    def raw_observations(self) -> RawItems | None:
-        return self._observations if isinstance(self._observations, RawItems) else None
-
-    def raw_comments(self) -> RawItems | None:
-        return self._comments if isinstance(self._comments, RawItems) else None

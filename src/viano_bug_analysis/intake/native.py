@@ -7,6 +7,7 @@ See docs/intake-format.md. Strings may be given as plain strings or as objects w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from viano_bug_analysis.errors import IntakeError
@@ -14,14 +15,11 @@ from viano_bug_analysis.intake.model import (
     Fact,
     IntakeDocument,
     Item,
-    RawItems,
     Reference,
     Source,
     json_pointer,
-    make_item,
-    make_source,
 )
-from viano_bug_analysis.intake.parsers import load_json_object, safe_identity
+from viano_bug_analysis.intake.raw import load_json_object, safe_identity
 
 INTAKE_FORMAT = "viano-intake/1"
 _KEYS = {
@@ -53,8 +51,6 @@ _REF_KINDS = {
     "url",
 }
 _ORIGINS = {"original", "external_research"}
-_object_new = object.__new__
-_object_setattr = object.__setattr__
 
 
 class _Ctx:
@@ -72,13 +68,13 @@ class _Ctx:
         )
 
     def item(self, value: Any, parts: tuple[str | int, ...], role: str) -> Item:
-        return self.item_at(value, json_pointer(*parts), role)
-
-    def item_at(self, value: Any, pointer: str, role: str) -> Item:
+        """The Item of a string, or of an object with ``text`` and optional ``author``,
+        ``timestamp``, ``origin``, ``source_uri`` and ``heading``, at ``parts``. A
+        reporter's text defaults to the report's reporter and creation time."""
+        pointer = json_pointer(*parts)
         if isinstance(value, str):
             author = self.reporter if role == "reporter" else None
-            src = make_source(self.member, pointer, author, self.created, "original", role)
-            return make_item(value, src)
+            return Item(value, Source(self.member, pointer, author, self.created, "original", role))
         if not isinstance(value, dict) or not isinstance(value.get("text"), str):
             raise self.fail(pointer, "expected a string or an object with a string 'text'")
         origin = value.get("origin", "original")
@@ -90,113 +86,19 @@ class _Ctx:
             raise self.fail(pointer + "/author", "must be a string")
         if stamp is not None and not isinstance(stamp, str):
             raise self.fail(pointer + "/timestamp", "must be a string")
-        extra = (
-            {k: v for k, v in value.items() if k in ("source_uri", "heading")}
-            if "source_uri" in value or "heading" in value
-            else None
-        )
-        src = make_source(
-            self.member,
-            pointer + "/text",
-            author,
-            stamp,
-            origin,
-            "research" if origin == "external_research" else role,
-        )
-        return make_item(value["text"], src, extra)
+        extra = {k: v for k, v in value.items() if k in ("source_uri", "heading")}
+        role = "research" if origin == "external_research" else role
+        source = Source(self.member, pointer + "/text", author, stamp, origin, role)
+        return Item(value["text"], source, extra)
 
     def items(self, obj: dict[str, Any], key: str, role: str) -> list[Item]:
+        """The Items of the list at ``key`` (none when it is absent or null)."""
         value = obj.get(key)
         if value is None:
             return []
         if not isinstance(value, list):
             raise self.fail(json_pointer(key), "expected a list")
-        # json_pointer(key, i) for every i: an int needs no escaping
-        prefix = json_pointer(key) + "/"
-        out: list[Item] = []
-        append = out.append
-        member, created, item_at = self.member, self.created, self.item_at
-        author = self.reporter if role == "reporter" else None
-        stamp = created if role == "reporter" else None
-        new, set_dict = _object_new, _object_setattr
-        for i, v in enumerate(value):
-            # item_at's two common cases inlined (a string; an object with a string text,
-            # original origin, string or no author and timestamp and no extra fields);
-            # anything else goes through item_at, which raises the errors
-            if isinstance(v, str):
-                src = new(Source)
-                set_dict(
-                    src,
-                    "__dict__",
-                    {
-                        "member": member,
-                        "pointer": prefix + str(i),
-                        "author": author,
-                        "timestamp": created,
-                        "origin": "original",
-                        "role": role,
-                        "span": None,
-                    },
-                )
-                item = new(Item)
-                set_dict(item, "__dict__", {"text": v, "source": src, "extra": {}})
-                append(item)
-                continue
-            if (
-                isinstance(v, dict)
-                and isinstance(text := v.get("text"), str)
-                and v.get("origin", "original") == "original"
-                and "source_uri" not in v
-                and "heading" not in v
-                and (isinstance(a := v.get("author", author), str) or a is None)
-                and (isinstance(t := v.get("timestamp", stamp), str) or t is None)
-            ):
-                src = new(Source)
-                set_dict(
-                    src,
-                    "__dict__",
-                    {
-                        "member": member,
-                        "pointer": prefix + str(i) + "/text",
-                        "author": a,
-                        "timestamp": t,
-                        "origin": "original",
-                        "role": role,
-                        "span": None,
-                    },
-                )
-                item = new(Item)
-                set_dict(item, "__dict__", {"text": text, "source": src, "extra": {}})
-                append(item)
-                continue
-            append(item_at(v, prefix + str(i), role))
-        return out
-
-    def raw_items(self, obj: dict[str, Any], key: str, role: str) -> RawItems | list[Item]:
-        """The list at ``key`` as :class:`RawItems` when every value is a string or a
-        plain object (see there; exactly the values ``items`` makes Items of with
-        origin ``original`` and no extra fields), else ``items(obj, key, role)``, which
-        raises the errors."""
-        value = obj.get(key)
-        if not isinstance(value, list) or not value:
-            return self.items(obj, key, role)
-        author = self.reporter if role == "reporter" else None
-        stamp = self.created if role == "reporter" else None
-        for v in value:
-            if isinstance(v, str) or (
-                isinstance(v, dict)
-                and isinstance(v.get("text"), str)
-                and v.get("origin", "original") == "original"
-                and "source_uri" not in v
-                and "heading" not in v
-                and (isinstance(a := v.get("author", author), str) or a is None)
-                and (isinstance(t := v.get("timestamp", stamp), str) or t is None)
-            ):
-                continue
-            return self.items(obj, key, role)
-        return RawItems(
-            value, self.member, json_pointer(key) + "/", role, author, self.created, stamp
-        )
+        return [self.item(v, (key, i), role) for i, v in enumerate(value)]
 
 
 def parse_native(data: bytes, member: str) -> IntakeDocument:
@@ -226,11 +128,7 @@ def parse_native(data: bytes, member: str) -> IntakeDocument:
     doc.titles.append(ctx.item(title, ("title",), "reporter"))
     if obj.get("summary") is not None:
         doc.summaries.append(ctx.item(obj["summary"], ("summary",), "reporter"))
-    observations = ctx.raw_items(obj, "observations", "reporter")
-    if isinstance(observations, RawItems):
-        doc.set_raw_observations(observations)
-    else:
-        doc.observations = observations
+    doc.observations = ctx.items(obj, "observations", "reporter")
     expected = obj.get("expected_behavior")
     if isinstance(expected, str | dict):
         expected = [expected]
@@ -240,26 +138,11 @@ def parse_native(data: bytes, member: str) -> IntakeDocument:
     else:
         raise ctx.fail("/expected_behavior", "expected null, a string, an object or a list")
     for it in exp_items:
-        doc.expectations.append(make_item(it.text, it.source, {**it.extra, "explicit": True}))
+        doc.expectations.append(Item(it.text, it.source, {**it.extra, "explicit": True}))
     doc.steps = ctx.items(obj, "steps", "reporter")
-    comments = ctx.raw_items(obj, "comments", "commenter")
-    if isinstance(comments, RawItems):
-        doc.set_raw_comments(comments)
-    else:
-        doc.comments = comments
+    doc.comments = ctx.items(obj, "comments", "commenter")
     doc.hypotheses = [
-        make_item(
-            i.text,
-            make_source(
-                i.source.member,
-                i.source.pointer,
-                i.source.author,
-                i.source.timestamp,
-                "tester",
-                "tester",
-            ),
-            i.extra,
-        )
+        Item(i.text, replace(i.source, origin="tester", role="tester"), i.extra)
         for i in ctx.items(obj, "tester_hypotheses", "tester")
     ]
     doc.reproductions = ctx.items(obj, "reproductions", "reporter")

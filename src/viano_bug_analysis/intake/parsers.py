@@ -1,20 +1,17 @@
-"""Parsers from raw bug-report formats to :class:`IntakeDocument`.
-
-Formats (the manifest's ``inputs[].format``):
+"""Parsers of foreign bug-report formats to :class:`IntakeDocument` (the native intake
+is in :mod:`viano_bug_analysis.intake.native`; the list of formats in
+:mod:`viano_bug_analysis.intake.formats`).
 
 - ``github-issue``: a GitHub REST issue object (``user.login``, ``created_at``,
   ``comments`` as a count or as an embedded list), the InEx-Bug flavour (``author.username``)
   and ``gh issue view --json number,title,body,author,createdAt,labels,comments,url``.
 - ``bugzilla``: a Bugzilla REST bug with ``comments`` (comment 0 is the description).
 - ``markdown``: a Markdown report with the usual headings.
-- ``viano-intake``: the native intake JSON (see :mod:`viano_bug_analysis.intake.native`).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 from viano_bug_analysis.errors import IntakeError
@@ -28,34 +25,12 @@ from viano_bug_analysis.intake.model import (
     Source,
     json_pointer,
 )
+from viano_bug_analysis.intake.raw import load_json_object, safe_identity
 
 _GITHUB_URL = re.compile(
     r"github\.com/(?P<owner>[^/\s]+)/(?P<repo>[^/\s]+)/(?:issues|pull)/(?P<n>\d+)"
 )
 _MAINTAINER_ASSOC = {"OWNER", "MEMBER", "COLLABORATOR"}
-
-
-def load_json_object(data: bytes, member: str) -> dict[str, Any]:
-    """Parse UTF-8 JSON holding one object, or raise IntakeError ``intake.invalid_json``."""
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise IntakeError(
-            f"{member} is not UTF-8: {exc}", code="intake.invalid_json", member=member
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise IntakeError(
-            f"{member} is not valid JSON: {exc}", code="intake.invalid_json", member=member
-        ) from None
-    except RecursionError:
-        raise IntakeError(
-            f"{member} nests too deeply", code="intake.invalid_json", member=member
-        ) from None
-    if not isinstance(obj, dict):
-        raise IntakeError(
-            f"{member} must hold a JSON object", code="intake.invalid_json", member=member
-        )
-    return obj
 
 
 def _str(obj: dict[str, Any], key: str) -> str | None:
@@ -72,12 +47,6 @@ def _login(person: Any) -> str | None:
     if isinstance(person, str):
         return person
     return None
-
-
-def safe_identity(text: str) -> str:
-    """A store-safe identity from free text: ``[A-Za-z0-9._-]``, at most 128 chars."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-_") or "case"
-    return cleaned[:128]
 
 
 # -- GitHub -----------------------------------------------------------------------------
@@ -305,21 +274,3 @@ def parse_markdown(data: bytes, member: str) -> IntakeDocument:
     title = doc.titles[0].text if doc.titles else "report"
     doc.identity = {"case_id": safe_identity("md-" + title.lower())[:60]}
     return doc
-
-
-Parser = Callable[[bytes, str], IntakeDocument]
-
-
-def parser_for(fmt: str) -> Parser:
-    from viano_bug_analysis.intake.native import parse_native
-
-    parsers: dict[str, Parser] = {
-        "github-issue": parse_github_issue,
-        "bugzilla": parse_bugzilla,
-        "markdown": parse_markdown,
-        "viano-intake": parse_native,
-    }
-    try:
-        return parsers[fmt]
-    except KeyError:
-        raise IntakeError(f"unknown intake format {fmt!r}", code="intake.unknown_format") from None

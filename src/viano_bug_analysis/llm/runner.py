@@ -20,7 +20,6 @@ refused (``interpretation.attempt_mismatch``): use a new attempt_id.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from viano_bug_analysis.packages import (
     PackageReader,
     PackageWriter,
 )
+from viano_bug_analysis.packages.threads import storage_pool
 
 FINAL = frozenset({OutcomeStatus.COMPLETED, OutcomeStatus.ERROR, OutcomeStatus.BLOCKED})
 
@@ -94,27 +94,7 @@ def _parse_time(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-_PUBLISHERS: concurrent.futures.ThreadPoolExecutor | None = None
-PUBLISH_THREADS = 4
 T = TypeVar("T")
-
-
-def _publishers() -> concurrent.futures.ThreadPoolExecutor:
-    """Storage threads, shared by every interpretation of the process.
-
-    Package work (reading generations, building writers, publishing) waits for the disk
-    (fsync of the temporary file and of the folder) and never runs on the event loop.
-    A few threads overlap the fsyncs of independent cases; more only compete for the
-    GIL with each other and with the event loop, fewer serialise the fsyncs when the
-    disk is slow. Measured with 200 cases at concurrency 50 on a shared 2-core machine
-    (ratio to the ideal wall time): 32 threads 2.2-2.3x, 16 threads 2.3x, 8 threads
-    1.9-2.0x, 4 threads 1.9-2.0x, 2 threads 1.7-2.1x."""
-    global _PUBLISHERS
-    if _PUBLISHERS is None:
-        _PUBLISHERS = concurrent.futures.ThreadPoolExecutor(
-            PUBLISH_THREADS, thread_name_prefix="viano-publish"
-        )
-    return _PUBLISHERS
 
 
 async def run_blocking(fn: Callable[..., T], *args: Any) -> T:
@@ -124,7 +104,7 @@ async def run_blocking(fn: Callable[..., T], *args: Any) -> T:
     lock is never released while a generation is half published or a reader is in use;
     a result it then drops is closed when it has a ``close`` method."""
     loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(loop.run_in_executor(_publishers(), fn, *args))
+    task = asyncio.ensure_future(loop.run_in_executor(storage_pool(), fn, *args))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:

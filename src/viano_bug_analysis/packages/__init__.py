@@ -1,4 +1,8 @@
-"""Package format v1, safe reading, the generation writer and the package store.
+"""Bug-report packages: not Python packages. A Viano *package* is a ZIP file holding one
+case's raw inputs and its analysis history, in immutable generations (see
+docs/package-format.md). This folder holds the package format v1, safe reading, the
+generation writer and the package store (``store.py``, with its parts ``layout``,
+``index``, ``generations``, ``publication`` and ``repair``).
 
 Public API (see docs/package-format.md)::
 
@@ -42,14 +46,10 @@ from viano_bug_analysis.packages.format import (
     interpretation_dir,
     revision_dir,
 )
+from viano_bug_analysis.packages.generations import PackageGeneration
+from viano_bug_analysis.packages.publication import CRASH_ENV, PUBLISH_STEPS, PackageOperation
 from viano_bug_analysis.packages.reader import PackageReader
-from viano_bug_analysis.packages.store import (
-    CRASH_ENV,
-    PUBLISH_STEPS,
-    PackageGeneration,
-    PackageOperation,
-    PackageStore,
-)
+from viano_bug_analysis.packages.store import PackageStore
 from viano_bug_analysis.packages.writer import PackageWriter
 
 __all__ = [

@@ -1,15 +1,10 @@
-"""Canonical JSON serialisation and hashing used by packages, cases and checkpoints.
+"""Canonical JSON and hashing of packages, cases and checkpoints.
 
-Canonical form (the rule; docs/package-format.md describes it): the bytes of
-``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-allow_nan=False)`` encoded as UTF-8. Keys are sorted by code point, there is no
-insignificant whitespace, non-ASCII characters (U+2028 and U+2029 included) are written
-as UTF-8, control characters as ``\\uXXXX`` (``\\b \\f \\n \\r \\t`` short), NaN and
-infinities are refused. The SHA-256 of these bytes is the hash of a document
-(``case_sha256`` for the canonical case).
-
-The function is modelgate's (``modelgate.fingerprint.canonical_json``), the one
-canonical form of the repository; it also refuses non-string object keys.
+The canonical form is modelgate's (:func:`modelgate.fingerprint.canonical_json`): sorted
+keys, compact separators, UTF-8 without ASCII escaping, NaN and infinities refused;
+docs/package-format.md describes it. The SHA-256 of these bytes is the hash of a
+document (``case_sha256`` for the canonical case). The manifest is written in the
+readable form of :func:`readable_json`.
 """
 
 from __future__ import annotations
@@ -20,26 +15,13 @@ from typing import Any
 
 from modelgate.fingerprint import canonical_json
 
-__all__ = [
-    "canonical_json",
-    "canonical_json_sha256",
-    "canonical_sha256",
-    "readable_json",
-    "sha256_hex",
-]
-
-
-def canonical_json_sha256(obj: Any) -> tuple[bytes, str]:
-    """``(canonical_json(obj), sha256_hex of those bytes)``."""
-    data = canonical_json(obj)
-    return data, sha256_hex(data)
+__all__ = ["canonical_json", "canonical_sha256", "readable_json", "sha256_hex"]
 
 
 def readable_json(obj: Any) -> bytes:
-    """The bytes of ``json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False)``
-    plus a final newline, as UTF-8 (the manifest's form)."""
-    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False)
-    return (text + "\n").encode("utf-8")
+    """``json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False)`` and a final
+    newline, as UTF-8 (the manifest's form)."""
+    return (json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def sha256_hex(data: bytes) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +162,22 @@ class Manifest:
         if "inputs" in changes:
             changes["inputs"] = tuple(changes["inputs"])
         return dataclasses.replace(self, **changes)
+
+    def check_references(self, members: Container[str]) -> None:
+        """Raise ``package.dangling_pointer`` unless every pointer and checkpoint names
+        one of ``members`` (the one check of both, for the writer and the store)."""
+        for pointer, member in self.pointers.items():
+            if member not in members:
+                raise PackageError(
+                    f"pointer {pointer!r} names missing member {member!r}",
+                    code="package.dangling_pointer",
+                )
+        for cp in self.checkpoints:
+            if cp.path not in members:
+                raise PackageError(
+                    f"checkpoint {cp.name!r} names missing member {cp.path!r}",
+                    code="package.dangling_pointer",
+                )
 
     def latest_checkpoint(self, name: str | None = None) -> Checkpoint | None:
         """The last checkpoint entry (with this ``name``, if given), or None."""

@@ -250,19 +250,7 @@ class PackageWriter:
                     f"not {m.package_generation}",
                     code="package.generation_mismatch",
                 )
-        names = self._base_names | set(self._added)
-        for pointer, member in m.pointers.items():
-            if member not in names:
-                raise PackageError(
-                    f"pointer {pointer!r} names missing member {member!r}",
-                    code="package.dangling_pointer",
-                )
-        for cp in m.checkpoints:
-            if cp.path not in names:
-                raise PackageError(
-                    f"checkpoint {cp.name!r} names missing member {cp.path!r}",
-                    code="package.dangling_pointer",
-                )
+        m.check_references(self._base_names | set(self._added))
 
     def write(self, out: BinaryIO) -> None:
         """Write the whole package to ``out`` (a seekable binary file)."""

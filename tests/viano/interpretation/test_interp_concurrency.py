@@ -32,9 +32,9 @@ from viano_bug_analysis.packages import (
     PackageGeneration,
     PackageOperation,
     PackageReader,
-    PackageStore,
     PackageWriter,
 )
+from viano_bug_analysis.packages.generations import GenerationFiles
 
 
 async def test_concurrent_dispatch_on_one_package_raises_lock_busy(tmp_path: Path) -> None:
@@ -110,11 +110,11 @@ async def test_package_work_never_blocks_the_event_loop(
     store = built_store(tmp_path)
     good = answer_for(prepared_context(store).catalogue)
     gateway, _provider = scripted_gateway(reply(good))
-    slow_current = PackageStore.open_current
+    slow_current = GenerationFiles.open_current  # every look-up of a current generation
     slow_publish = PackageOperation.publish_open  # publish() goes through it
 
     def current(
-        self: PackageStore, case_id: str, package_id: str
+        self: GenerationFiles, case_id: str, package_id: str
     ) -> tuple[PackageGeneration, PackageReader]:
         time.sleep(0.3)
         return slow_current(self, case_id, package_id)
@@ -125,7 +125,7 @@ async def test_package_work_never_blocks_the_event_loop(
         time.sleep(0.3)
         return slow_publish(self, writer)
 
-    monkeypatch.setattr(PackageStore, "open_current", current)
+    monkeypatch.setattr(GenerationFiles, "open_current", current)
     monkeypatch.setattr(PackageOperation, "publish_open", publish)
     gaps: list[float] = []
     done = asyncio.Event()

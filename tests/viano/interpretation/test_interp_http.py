@@ -11,7 +11,7 @@ from interp_support import CASE_ID, PACKAGE_ID, answer_for, built_store, prepare
 from modelgate.testing import StubChatServer, StubResponse
 from viano_bug_analysis.analysis import CaseInterpreter, OutcomeStatus
 from viano_bug_analysis.analysis.prompt_builder import system_prompt
-from viano_bug_analysis.analysis.validation import output_schema
+from viano_bug_analysis.analysis.schema_file import output_schema
 from viano_bug_analysis.llm import GatewayConfig, LLMGateway
 
 

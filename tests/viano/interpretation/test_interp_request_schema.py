@@ -21,7 +21,8 @@ from viano_bug_analysis.analysis.request_schema import (
     derive_schema,
 )
 from viano_bug_analysis.analysis.rules import RULES, CitationRule, letters
-from viano_bug_analysis.analysis.validation import output_schema, validate_output
+from viano_bug_analysis.analysis.schema_file import output_schema
+from viano_bug_analysis.analysis.validation import validate_output
 
 STATIC = Draft202012Validator(output_schema())
 # rules the derived schema cannot state portably; every other rule it makes unbreakable

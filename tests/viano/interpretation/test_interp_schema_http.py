@@ -23,7 +23,7 @@ from modelgate.testing import StubChatServer, StubResponse
 from viano_bug_analysis.analysis import CaseInterpreter, OutcomeStatus
 from viano_bug_analysis.analysis.catalogue import Catalogue
 from viano_bug_analysis.analysis.request_schema import answer_bounds
-from viano_bug_analysis.analysis.validation import output_schema
+from viano_bug_analysis.analysis.schema_file import output_schema
 from viano_bug_analysis.llm import GatewayConfig
 
 MODES = ["json_schema", "json_object_schema"]

@@ -9,10 +9,8 @@ import pytest
 from interp_catalogue import answer, catalogue, statement
 from jsonschema import Draft202012Validator
 
-from viano_bug_analysis.analysis.validation import (
-    output_schema,
-    validate_output,
-)
+from viano_bug_analysis.analysis.schema_file import output_schema
+from viano_bug_analysis.analysis.validation import validate_output
 
 SECTIONS = [
     "observed_behavior",
