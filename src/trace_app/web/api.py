@@ -16,14 +16,19 @@ from sqlalchemy.orm import Session
 
 from trace_app import demo_reset
 from trace_app.domain import alerts, queries, search
-from trace_app.domain.errors import AlertClosedError, NotFoundError, PublishError, TraceError
+from trace_app.domain.errors import AlertClosedError, NotFoundError, PublishError
 from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
 from trace_app.domain.search import AlertFilter
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, NoteText
 from trace_app.store.models import AlertState, ClaimStatus, Report
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
-from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
+from trace_app.web.errors import (
+    COMMON_RESPONSES,
+    ErrorOut,
+    ValidationErrorOut,
+    trace_error_response,
+)
 
 # The largest list offset accepted (far beyond any incident; SQLite's integers end at 2**63).
 MAX_OFFSET = 1_000_000_000
@@ -202,11 +207,6 @@ class ResetOut(BaseModel):
     open_alerts: int
 
 
-def error(status: int, exc: TraceError) -> JSONResponse:
-    code = getattr(exc, "code", "error")
-    return JSONResponse({"detail": str(exc), "code": code}, status_code=status)
-
-
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "description": "Unknown id"}}
 
 
@@ -231,10 +231,10 @@ def create_report(
         report = publish_and_commit(session, data)
     except PublishError as exc:
         session.rollback()
-        return error(422, exc)
+        return trace_error_response(422, exc)
     except NotFoundError as exc:
         session.rollback()
-        return error(404, exc)
+        return trace_error_response(404, exc)
     return ReportOut.of(queries.get_report(session, report.id))
 
 
@@ -265,7 +265,7 @@ def list_reports(
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
-        return error(404, exc)
+        return trace_error_response(404, exc)
     page = queries.reports_page(session, incident_id, offset=offset, limit=limit)
     return ReportPage(
         items=[ReportOut.of(r) for r in page.items],
@@ -282,7 +282,7 @@ def get_report(
     try:
         return ReportOut.of(queries.get_report(session, report_id))
     except NotFoundError as exc:
-        return error(404, exc)
+        return trace_error_response(404, exc)
 
 
 @router.get("/incidents/{incident_id}/people", response_model=PeoplePage, responses=NOT_FOUND)
@@ -304,7 +304,7 @@ def list_people(
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
-        return error(404, exc)
+        return trace_error_response(404, exc)
     if q.strip() or status or alert or organization.strip():
         page = search.search_page(
             session,
@@ -338,7 +338,7 @@ def list_alerts(
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
-        return error(404, exc)
+        return trace_error_response(404, exc)
     page = queries.alerts_page(session, incident_id, state=state, offset=offset, limit=limit)
     return AlertPage(
         items=[AlertOut.of(a) for a in page.items],
@@ -366,10 +366,10 @@ def close_alert(
         session.commit()
     except NotFoundError as exc:
         session.rollback()
-        return error(404, exc)
+        return trace_error_response(404, exc)
     except AlertClosedError as exc:
         session.rollback()
-        return error(409, exc)
+        return trace_error_response(409, exc)
     return AlertOut.of(queries.get_alert(session, alert.id))
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from trace_app.domain.errors import EMPTY_REPORT_MESSAGE
+from trace_app.domain.errors import EMPTY_REPORT_MESSAGE, TraceError
 from trace_app.domain.publish import MAX_AGE
 from trace_app.web.deps import render
 
@@ -43,6 +43,13 @@ EMPTY_REPORT_FIELDS = frozenset({"summary", "original_text"})
 REPORT_RULE_TYPES = frozenset(
     {"blank", "invalid_text", "bidi_control", "time_range", "time_future", "empty_report"}
 )
+
+
+def trace_error_response(status: int, exc: TraceError) -> JSONResponse:
+    """A domain refusal as the API answers it: ``{"detail": message, "code": code}``."""
+    return JSONResponse(
+        {"detail": str(exc), "code": getattr(exc, "code", "error")}, status_code=status
+    )
 
 
 class ErrorOut(BaseModel):

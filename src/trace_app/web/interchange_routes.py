@@ -27,7 +27,7 @@ from trace_app.settings import TraceSettings
 from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.web.api import IncidentId
 from trace_app.web.deps import database
-from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_response
 
 router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 
@@ -104,10 +104,6 @@ class ImportRefusedOut(BaseModel):
     summary: ImportSummaryOut
 
 
-def _error(status: int, message: str, code: str) -> JSONResponse:
-    return JSONResponse({"detail": message, "code": code}, status_code=status)
-
-
 def _settings(request: Request) -> TraceSettings:
     settings = request.app.state.settings
     assert isinstance(settings, TraceSettings)
@@ -133,7 +129,7 @@ def export_pfif(incident_id: IncidentId, request: Request) -> Response:
         chunks = iter_incident_pfif(session, incident_id, domain=_settings(request).pfif_domain)
     except NotFoundError as exc:
         session.close()
-        return _error(404, str(exc), exc.code)
+        return trace_error_response(404, exc)
 
     def stream() -> Iterator[bytes]:
         try:

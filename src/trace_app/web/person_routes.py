@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from trace_app.domain.errors import InvalidInputError, NotFoundError, TraceError
+from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.links import LinkView, decide_link_and_commit, link_history
 from trace_app.domain.person_view import ClaimDetail, CurrentStatus, PersonDetail, person_detail
 from trace_app.domain.queries import get_incident
@@ -31,7 +31,12 @@ from trace_app.investigation import evidence_store
 from trace_app.store.models import ClaimStatus, LinkDecision
 from trace_app.web.api import AlertOut
 from trace_app.web.deps import database, get_session, render
-from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
+from trace_app.web.errors import (
+    COMMON_RESPONSES,
+    ErrorOut,
+    ValidationErrorOut,
+    trace_error_response,
+)
 
 api_router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 page_router = APIRouter(include_in_schema=False)
@@ -235,10 +240,6 @@ def _detail_with_results(session: Session, person_id: str) -> tuple[PersonDetail
     return detail, saved_results(session, report_ids)
 
 
-def _error(status: int, exc: TraceError) -> JSONResponse:
-    return JSONResponse({"detail": str(exc), "code": getattr(exc, "code", "error")}, status)
-
-
 @api_router.get(
     "/people/{person_id}",
     response_model=PersonDetailOut,
@@ -252,7 +253,7 @@ def get_person(
     try:
         detail, results = _detail_with_results(session, person_id)
     except NotFoundError as exc:
-        return _error(404, exc)
+        return trace_error_response(404, exc)
     return PersonDetailOut.of(detail, results)
 
 
@@ -279,9 +280,9 @@ def create_link(
             session, person_id, data.other_person_id, data.decision, data.note
         )
     except NotFoundError as exc:
-        return _error(404, exc)
+        return trace_error_response(404, exc)
     except InvalidInputError as exc:
-        return _error(422, exc)
+        return trace_error_response(422, exc)
     view = next(v for v in link_history(session, person_id) if v.id == link.id)
     return LinkOut.of(view)
 

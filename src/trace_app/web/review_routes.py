@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.domain import queries, reviews
-from trace_app.domain.errors import InvalidInputError, NotFoundError, TraceError
+from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.reviews import (
     REVIEW_MEANINGS,
     ReviewRefusedError,
@@ -36,7 +36,7 @@ from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.review_queue import QueueItem
 from trace_app.store.models import Report, ReviewDecision
 from trace_app.web.deps import database, get_session, render
-from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_response
 
 router = APIRouter(tags=["reviews"])
 
@@ -164,12 +164,6 @@ def report_excerpt(result: InvestigationResult) -> str:
     return next((c.excerpt for c in result.citations if c.role == "report"), "")
 
 
-def _error(status: int, exc: TraceError) -> JSONResponse:
-    return JSONResponse(
-        {"detail": str(exc), "code": getattr(exc, "code", "error")}, status_code=status
-    )
-
-
 def current_review(session: Session, report_id: str) -> ReviewOut | None:
     """The report's current decision as the API and the result card show it."""
     row = reviews.latest_review(session, report_id)
@@ -203,7 +197,7 @@ def review_queue_api(
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
-        return _error(404, exc)
+        return trace_error_response(404, exc)
     page = review_queue.review_queue(session, incident_id, offset=offset, limit=limit)
     return ReviewQueuePage(
         items=[ReviewItemOut.of(item) for item in page.items],
@@ -235,11 +229,11 @@ def record_review_api(
     try:
         row = review_queue.decide(session, report_id, data.decision, data.note)
     except NotFoundError as exc:
-        return _error(404, exc)
+        return trace_error_response(404, exc)
     except ReviewRefusedError as exc:
-        return _error(409, exc)
+        return trace_error_response(409, exc)
     except InvalidInputError as exc:
-        return _error(422, exc)
+        return trace_error_response(422, exc)
     return ReviewOut.of(row, row.run_id)
 
 
@@ -256,7 +250,7 @@ def review_history_api(
 ) -> ReviewHistory | JSONResponse:
     """Every decision recorded on the report, newest (the current one) first."""
     if not evidence_store.report_exists(session, report_id):
-        return _error(404, NotFoundError(f"No report with id {report_id!r}."))
+        return trace_error_response(404, NotFoundError(f"No report with id {report_id!r}."))
     rows, total = reviews.review_history(session, report_id, offset=offset, limit=limit)
     shown = evidence_store.latest_run_for_report(session, report_id)
     shown_id = shown.id if shown is not None else None
