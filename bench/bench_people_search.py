@@ -13,14 +13,12 @@ writes.
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import insert, select
 
+from timing import median_ms
 from trace_app.domain.search import search_key, search_people
 from trace_app.domain.text import name_key
 from trace_app.store.db import Database, make_engine, migrate
@@ -55,16 +53,6 @@ def fill(db: Database) -> str:
             ],
         )
     return incident_id
-
-
-def median_ms(call: Callable[[], object], rounds: int) -> float:
-    call()  # warm
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:

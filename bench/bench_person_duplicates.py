@@ -11,14 +11,12 @@ there (what each publish runs), in one temporary SQLite database.
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import insert
 
+from timing import median_ms
 from trace_app.domain.identity import match_or_create_person, possible_duplicates
 from trace_app.domain.search import people_search_key
 from trace_app.domain.text import name_key
@@ -57,16 +55,6 @@ def fill(db: Database) -> tuple[str, str]:
             ],
         )
     return incident_id, target
-
-
-def median_ms(call: Callable[[], object], rounds: int) -> float:
-    call()  # warm
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
