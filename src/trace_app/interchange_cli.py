@@ -13,15 +13,10 @@ from pathlib import Path
 
 import typer
 
-from trace_app.cli_support import trace_settings
+from trace_app.cli_support import fail, trace_settings
 
 pfif_app = typer.Typer(help="PFIF 1.4 interchange (Person Finder).", no_args_is_help=True)
 import_app = typer.Typer(help="Import lists of people.", no_args_is_help=True)
-
-
-def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
 
 
 @pfif_app.command("export")
@@ -52,9 +47,9 @@ def pfif_export(
                 Path(temp).unlink(missing_ok=True)
                 raise
     except NotFoundError as exc:
-        raise _fail(str(exc), 2) from exc
+        fail(str(exc), 2)
     except OSError as exc:
-        raise _fail(f"cannot write {output}: {exc.strerror or exc}", 2) from exc
+        fail(f"cannot write {output}: {exc.strerror or exc}", 2)
     finally:
         db.dispose()
     typer.echo(f"Wrote {output} ({size:,} bytes, PFIF 1.4).")
@@ -70,7 +65,7 @@ def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **e
     try:
         stream = path.open("rb")
     except OSError as exc:
-        raise _fail(f"cannot read {path}: {exc.strerror or exc}", 2) from exc
+        fail(f"cannot read {path}: {exc.strerror or exc}", 2)
     db = Database.from_settings(settings)
     by_line = kind == "csv"
     try:
@@ -103,11 +98,11 @@ def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **e
     except ImportRefusedError as exc:
         for line in exc.summary.lines(by_line=by_line):
             typer.echo(line, err=True)
-        raise _fail(str(exc), 1) from exc
+        fail(str(exc), 1)
     except PfifError as exc:
-        raise _fail(f"nothing was imported: {exc}", 1) from exc
+        fail(f"nothing was imported: {exc}", 1)
     except TraceError as exc:
-        raise _fail(str(exc), 2) from exc
+        fail(str(exc), 2)
     finally:
         db.dispose()
     for line in summary.lines(by_line=by_line):
