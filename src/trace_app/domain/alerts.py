@@ -11,12 +11,18 @@ The rule, applied whenever a claim is published (:func:`apply_alert_rule`):
   (``closed_by_claim_id``) and the time of closing.
 - A *seen* claim changes no alert.
 
-"Later" compares the reports' ``reported_at`` times. Nothing here runs a model; the
-investigation never calls it.
+"Later" compares the reports' ``reported_at`` times. The rule reads one person's
+:class:`PersonAlerts` (its open alerts and its closing claims), which
+:func:`load_alert_states` reads for many people in two statements, so a batch of
+publications (:func:`trace_app.domain.publish.publish_reports`) applies the same rule
+claim after claim without a query each. Nothing here runs a model; the investigation
+never calls it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import select
@@ -30,31 +36,76 @@ from trace_app.store.types import new_id, utc_now
 CLOSING_STATUSES = frozenset({ClaimStatus.SAFE, ClaimStatus.ADMITTED, ClaimStatus.DECEASED})
 
 
-def apply_alert_rule(session: Session, claim: Claim, reported_at: datetime) -> Alert | None:
+@dataclass(frozen=True, slots=True)
+class ClosingClaim:
+    """A safe, admitted or deceased claim, as the rule compares them."""
+
+    reported_at: datetime
+    position: int
+    claim_id: str
+
+
+@dataclass(slots=True)
+class PersonAlerts:
+    """What the rule knows of one person: the open alerts and every closing claim.
+
+    :func:`apply_alert_rule` keeps it up to date as it adds claims and alerts."""
+
+    open_alerts: list[Alert] = field(default_factory=list)
+    closing_claims: list[ClosingClaim] = field(default_factory=list)
+
+
+def load_alert_states(session: Session, person_ids: Iterable[str]) -> dict[str, PersonAlerts]:
+    """Each person's :class:`PersonAlerts` as stored (two statements for all of them); a
+    person with no alert and no closing claim gets an empty state."""
+    ids = sorted(set(person_ids))
+    states = {pid: PersonAlerts() for pid in ids}
+    if not ids:
+        return states
+    for alert in session.scalars(
+        select(Alert)
+        .where(Alert.person_id.in_(ids), Alert.state == AlertState.OPEN.value)
+        .order_by(Alert.position, Alert.id)
+    ):
+        states[alert.person_id].open_alerts.append(alert)
+    rows = session.execute(
+        select(Claim.person_id, Report.reported_at, Claim.position, Claim.id)
+        .join(Report, Report.id == Claim.report_id)
+        .where(
+            Claim.person_id.in_(ids),
+            Claim.status.in_([s.value for s in CLOSING_STATUSES]),
+        )
+    )
+    for person_id, reported_at, position, claim_id in rows:
+        states[person_id].closing_claims.append(ClosingClaim(reported_at, position, claim_id))
+    return states
+
+
+def apply_alert_rule(
+    session: Session,
+    claim: Claim,
+    reported_at: datetime,
+    state: PersonAlerts | None = None,
+) -> Alert | None:
     """Open or close the person's alerts for a newly added ``claim`` (reported at
-    ``reported_at``); return the alert it opened, if any. The caller flushes and commits."""
+    ``reported_at``); return the alert it opened, if any. ``state`` is the person's
+    :class:`PersonAlerts` (read from the database when not given), updated here for the
+    next claim about the same person. The caller flushes and commits."""
+    if state is None:
+        state = load_alert_states(session, [claim.person.id])[claim.person.id]
     status = ClaimStatus(claim.status)
     if status is ClaimStatus.MISSING:
-        return _open_alert(session, claim, reported_at)
+        alert = _open_alert(claim, reported_at, state)
+        session.add(alert)
+        return alert
     if status in CLOSING_STATUSES:
-        _close_open_alerts(session, claim, reported_at)
+        _close_open_alerts(claim, reported_at, state)
     return None
 
 
-def _open_alert(session: Session, claim: Claim, reported_at: datetime) -> Alert:
-    later_closing = None
-    if claim.person.id is not None:
-        later_closing = session.scalars(
-            select(Claim)
-            .join(Report, Report.id == Claim.report_id)
-            .where(
-                Claim.person_id == claim.person.id,
-                Claim.status.in_([s.value for s in CLOSING_STATUSES]),
-                Report.reported_at > reported_at,
-            )
-            .order_by(Report.reported_at, Claim.position)
-            .limit(1)
-        ).first()
+def _open_alert(claim: Claim, reported_at: datetime, state: PersonAlerts) -> Alert:
+    later = [c for c in state.closing_claims if c.reported_at > reported_at]
+    later_closing = min(later, key=lambda c: (c.reported_at, c.position), default=None)
     alert = Alert(
         id=new_id("alr"),
         incident_id=claim.incident_id,
@@ -66,27 +117,25 @@ def _open_alert(session: Session, claim: Claim, reported_at: datetime) -> Alert:
     )
     if later_closing is not None:
         alert.state = AlertState.CLOSED.value
-        alert.closed_by_claim_id = later_closing.id
+        alert.closed_by_claim_id = later_closing.claim_id
         alert.closed_at = utc_now()
-    session.add(alert)
+    else:
+        state.open_alerts.append(alert)
     return alert
 
 
-def _close_open_alerts(session: Session, claim: Claim, reported_at: datetime) -> None:
-    if claim.person.id is None:
-        return
-    alerts = session.scalars(
-        select(Alert).where(
-            Alert.person_id == claim.person.id,
-            Alert.state == AlertState.OPEN.value,
-            Alert.raised_at <= reported_at,
-        )
-    ).all()
+def _close_open_alerts(claim: Claim, reported_at: datetime, state: PersonAlerts) -> None:
     now = utc_now()
-    for alert in alerts:
-        alert.state = AlertState.CLOSED.value
-        alert.closed_by_claim_id = claim.id
-        alert.closed_at = now
+    still_open: list[Alert] = []
+    for alert in state.open_alerts:
+        if alert.raised_at <= reported_at:
+            alert.state = AlertState.CLOSED.value
+            alert.closed_by_claim_id = claim.id
+            alert.closed_at = now
+        else:
+            still_open.append(alert)
+    state.open_alerts = still_open
+    state.closing_claims.append(ClosingClaim(reported_at, claim.position, claim.id))
 
 
 def close_alert(session: Session, alert_id: str, note: str) -> Alert:

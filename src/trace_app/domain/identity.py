@@ -104,25 +104,46 @@ def clean_alternate_names(names: Iterable[str], primary: str = "") -> list[str]:
     return kept
 
 
-def _same_name_people(session: Session, incident_id: str, key: str) -> list[Person]:
-    """People of the incident whose name or an alternate name has ``key`` (two lookups,
-    each served by its (incident, name_key) index), in id order."""
-    found = {
-        p.id: p
-        for p in session.scalars(
-            select(Person).where(Person.incident_id == incident_id, Person.name_key == key)
+class NameIndex:
+    """The incident's people by the normalised form of their names and alternate names,
+    for a known set of keys: read in two statements (each served by an (incident,
+    name_key) index), then kept up to date by :func:`match_or_create_person` as it
+    creates people and gives them names, so a batch of matches reads the database once.
+    """
+
+    def __init__(self, session: Session, incident_id: str, keys: Iterable[str]) -> None:
+        self.incident_id = incident_id
+        self.keys = set(keys)
+        self._people: dict[str, dict[str, Person]] = {key: {} for key in self.keys}
+        wanted = sorted(self.keys)
+        if not wanted:
+            return
+        for person in session.scalars(
+            select(Person).where(Person.incident_id == incident_id, Person.name_key.in_(wanted))
+        ):
+            self._people[person.name_key][person.id] = person
+        alternates = session.execute(
+            select(PersonAlternateName.name_key, PersonAlternateName.person_id).where(
+                PersonAlternateName.incident_id == incident_id,
+                PersonAlternateName.name_key.in_(wanted),
+            )
         ).all()
-    }
-    for pid in session.scalars(
-        select(PersonAlternateName.person_id).where(
-            PersonAlternateName.incident_id == incident_id, PersonAlternateName.name_key == key
-        )
-    ).all():
-        if pid not in found:
-            person = session.get(Person, pid)
-            if person is not None:
-                found[pid] = person
-    return [found[pid] for pid in sorted(found)]
+        for key, pid in alternates:
+            if pid not in self._people[key]:
+                person = session.get(Person, pid)
+                if person is not None:
+                    self._people[key][pid] = person
+
+    def people(self, key: str) -> list[Person]:
+        """The people with this name key, in id order (``key`` must be one of ``keys``)."""
+        found = self._people[key]
+        return [found[pid] for pid in sorted(found)]
+
+    def add(self, person: Person) -> None:
+        """Index ``person`` under its name and alternate names (those among ``keys``)."""
+        for key in (person.name_key, *(a.name_key for a in person.alternate_names)):
+            if key in self.keys:
+                self._people[key][person.id] = person
 
 
 def add_alternate_names(person: Person, names: Iterable[str]) -> None:
@@ -161,11 +182,16 @@ def match_or_create_person(
     age: int | None,
     alternate_names: Sequence[str] = (),
     person_id: str | None = None,
+    index: NameIndex | None = None,
 ) -> Person:
     """The person a report about ``name`` (aged ``age``) is about, by the rule in the
     module docstring; a new person (added to the session) when there is no confident
     match. ``alternate_names`` are added to the person (new or found); with an explicit
     ``person_id`` the report's own name is added too when the person does not have it.
+
+    ``index``, a :class:`NameIndex` of this incident holding the name's key, spares the
+    lookup (a batch builds one for all its names); without it the people with the name
+    are read here.
 
     Raises :class:`InvalidReportError` for a blank name or a person of another incident
     and :class:`NotFoundError` for an unknown ``person_id``, before anything is added to
@@ -186,13 +212,16 @@ def match_or_create_person(
                 "The chosen person belongs to another incident.", fields=("person.person_id",)
             )
         _attach(person, age, [display, *alternates])
+        if index is not None:
+            index.add(person)
         return person
     key = name_key(display)
-    compatible = [
-        p for p in _same_name_people(session, incident_id, key) if not ages_conflict(p.age, age)
-    ]
+    if index is None or index.incident_id != incident_id or key not in index.keys:
+        index = NameIndex(session, incident_id, [key])
+    compatible = [p for p in index.people(key) if not ages_conflict(p.age, age)]
     if len(compatible) == 1:
         _attach(compatible[0], age, alternates)
+        index.add(compatible[0])
         return compatible[0]
     person = Person(
         id=new_id("per"),
@@ -204,6 +233,7 @@ def match_or_create_person(
     )
     session.add(person)
     add_alternate_names(person, alternates)
+    index.add(person)
     return person
 
 

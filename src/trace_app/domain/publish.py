@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,13 +23,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from trace_app.domain.alerts import apply_alert_rule
+from trace_app.domain.alerts import apply_alert_rule, load_alert_states
 from trace_app.domain.errors import (
     EmptyReportError,
     InvalidReportError,
     NotFoundError,
 )
-from trace_app.domain.identity import MAX_ALTERNATE_NAMES, match_or_create_person
+from trace_app.domain.identity import MAX_ALTERNATE_NAMES, NameIndex, match_or_create_person
 from trace_app.domain.text import (
     MAX_REFERENCES,
     IdText,
@@ -187,22 +187,51 @@ def publish_report(session: Session, data: PublishReportInput) -> Report:
     leaves the session for the caller to roll back. Text longer than 3,000 characters is
     accepted; the investigation refuses it later. The caller commits.
     """
-    _validate(data)
+    return publish_reports(session, [data])[0]
+
+
+def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> list[Report]:
+    """Publish several reports of one incident, in their order, by exactly the rule of
+    :func:`publish_report` (which is this function with one report): each report's
+    person by the identity rule, its organisation found or created, the next position,
+    and the alert rule claim after claim. The batch reads the organisations, the next
+    position and the people's alert states once, and flushes once.
+
+    Every report is checked (:func:`_validate`) before anything is added; the first
+    unusable one raises as :func:`publish_report` does, and nothing of the batch is
+    added. Raises ``ValueError`` for reports of several incidents. The caller commits.
+    """
+    if not items:
+        return []
+    for data in items:
+        _validate(data)
+    incident_id = items[0].incident_id
+    if any(data.incident_id != incident_id for data in items):
+        raise ValueError("publish_reports takes reports of one incident at a time")
     # the incident's row lock (PostgreSQL) makes publications into one incident take
     # turns, so each reads the person, organisation and next position it then writes
-    incident = session.get(Incident, data.incident_id, with_for_update=True)
+    incident = session.get(Incident, incident_id, with_for_update=True)
     if incident is None:
-        raise NotFoundError(f"No incident with id {data.incident_id!r}.")
+        raise NotFoundError(f"No incident with id {incident_id!r}.")
 
-    person = match_or_create_person(
+    names = NameIndex(
         session,
         incident.id,
-        data.person.name,
-        data.person.age,
-        alternate_names=data.person.alternate_names,
-        person_id=data.person.person_id,
+        {name_key(clean_name(d.person.name)) for d in items if d.person.person_id is None},
     )
-    organization = find_or_create_organization(session, data.source)
+    people = [
+        match_or_create_person(
+            session,
+            incident.id,
+            data.person.name,
+            data.person.age,
+            alternate_names=data.person.alternate_names,
+            person_id=data.person.person_id,
+            index=names,
+        )
+        for data in items
+    ]
+    organizations: dict[str, Organization] = {}
     position = (
         session.scalar(
             select(func.coalesce(func.max(Report.position), 0)).where(
@@ -210,37 +239,45 @@ def publish_report(session: Session, data: PublishReportInput) -> Report:
             )
         )
         or 0
-    ) + 1
-    reported_at = as_utc(data.reported_at) if data.reported_at else utc_now()
-    report = Report(
-        id=new_id("rep"),
-        incident_id=incident.id,
-        organization=organization,
-        person=person,
-        summary=data.summary.strip(),
-        original_text=data.original_text,
-        reported_at=reported_at,
-        references=list(data.references),
-        person_name=clean_name(data.person.name),
-        person_age=data.person.age,
-        status=data.status.value,
-        location=data.location.strip(),
-        published_at=utc_now(),
-        position=position,
     )
-    claim = Claim(
-        id=new_id("clm"),
-        incident_id=incident.id,
-        person=person,
-        report=report,
-        status=data.status.value,
-        location=data.location.strip(),
-        position=position,
-    )
-    session.add_all([report, claim])
-    apply_alert_rule(session, claim, reported_at)
+    alert_states = load_alert_states(session, [person.id for person in people])
+    reports: list[Report] = []
+    for data, person in zip(items, people, strict=True):
+        source = name_key(clean_name(data.source))
+        if source not in organizations:
+            organizations[source] = find_or_create_organization(session, data.source)
+        position += 1
+        reported_at = as_utc(data.reported_at) if data.reported_at else utc_now()
+        report = Report(
+            id=new_id("rep"),
+            incident_id=incident.id,
+            organization=organizations[source],
+            person=person,
+            summary=data.summary.strip(),
+            original_text=data.original_text,
+            reported_at=reported_at,
+            references=list(data.references),
+            person_name=clean_name(data.person.name),
+            person_age=data.person.age,
+            status=data.status.value,
+            location=data.location.strip(),
+            published_at=utc_now(),
+            position=position,
+        )
+        claim = Claim(
+            id=new_id("clm"),
+            incident_id=incident.id,
+            person=person,
+            report=report,
+            status=data.status.value,
+            location=data.location.strip(),
+            position=position,
+        )
+        session.add_all([report, claim])
+        apply_alert_rule(session, claim, reported_at, alert_states[person.id])
+        reports.append(report)
     session.flush()
-    return report
+    return reports
 
 
 # A write transaction that finds SQLite's lock held past its busy timeout is tried again,
