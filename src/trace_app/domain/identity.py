@@ -129,10 +129,9 @@ class NameIndex:
             )
         ).all()
         for key, pid in alternates:
-            if pid not in self._people[key]:
-                person = session.get(Person, pid)
-                if person is not None:
-                    self._people[key][pid] = person
+            known = session.get(Person, pid) if pid not in self._people[key] else None
+            if known is not None:
+                self._people[key][pid] = known
 
     def people(self, key: str) -> list[Person]:
         """The people with this name key, in id order (``key`` must be one of ``keys``)."""

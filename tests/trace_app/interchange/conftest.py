@@ -13,8 +13,17 @@ from trace_app.domain.incidents import create_incident
 from trace_app.domain.pfif_export import iter_incident_pfif
 from trace_app.domain.pfif_import import ImportSummary, import_pfif, import_shelter_csv
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
+from trace_app.domain.reviews import ReviewValue, record_review
 from trace_app.store.db import Database
-from trace_app.store.models import Alert, AlertState, ClaimStatus, Person, Report
+from trace_app.store.models import (
+    Alert,
+    AlertState,
+    ClaimStatus,
+    InvestigationRun,
+    Person,
+    Report,
+)
+from trace_app.store.types import new_id, utc_now
 
 from .person_finder_rules import person_finder_parse
 
@@ -56,6 +65,35 @@ def publish(
             ),
         )
         return report.id
+
+
+def review(
+    database: Database, report_id: str, value: ReviewValue, note: str = "checked by phone"
+) -> None:
+    """A person's review decision on the report, on a saved NEEDS_REVIEW run of it (as the
+    review queue has one)."""
+    with database.session() as s:
+        report = s.get(Report, report_id)
+        assert report is not None
+        run = InvestigationRun(
+            id=new_id("inv"),
+            incident_id=report.incident_id,
+            report_id=report_id,
+            status="NEEDS_REVIEW",
+            mode="LIVE",
+            model="scripted-test-model",
+            prompt_version="test-v1",
+            run_at=utc_now(),
+            fingerprint=new_id("fp"),
+            attribution="UNCLEAR",
+            referenced_source="NONE",
+            citations=[],
+            reason="unclear",
+            evidence=[],
+        )
+        s.add(run)
+        s.flush()
+        record_review(s, run, value, note)
 
 
 def export(database: Database, incident_id: str) -> bytes:
