@@ -36,13 +36,16 @@ def match_person(
     name: str,
     age: int | None,
     alternate_names: Sequence[str] = (),
+    *,
+    index: identity.NameIndex | None = None,
 ) -> tuple[Person, bool]:
     """The person a record about ``name`` is about (the identity rule: a confident
-    match, else a new person), and whether it was created now."""
-    person = identity.match_or_create_person(session, incident_id, name, age, alternate_names)
-    created = person in session.new
-    session.flush()
-    return person, created
+    match, else a new person), and whether it was created now. ``index`` holds the
+    people of a batch's names (:class:`~trace_app.domain.identity.NameIndex`)."""
+    person = identity.match_or_create_person(
+        session, incident_id, name, age, alternate_names, index=index
+    )
+    return person, person in session.new
 
 
 def look_alikes(session: Session, person: Person) -> list[LookAlike]:

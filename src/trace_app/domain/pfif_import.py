@@ -25,6 +25,7 @@ commits.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -34,9 +35,14 @@ from sqlalchemy.orm import Session
 
 from trace_app.domain import interchange_people
 from trace_app.domain.errors import InvalidInputError, NotFoundError, PublishError, TraceError
-from trace_app.domain.identity import MAX_ALTERNATE_NAMES
-from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
-from trace_app.domain.text import MAX_SUMMARY_CHARACTERS
+from trace_app.domain.identity import MAX_ALTERNATE_NAMES, NameIndex
+from trace_app.domain.publish import (
+    PersonInput,
+    PublishReportInput,
+    publish_reports,
+    validate_report,
+)
+from trace_app.domain.text import MAX_SUMMARY_CHARACTERS, clean_name, name_key
 from trace_app.interchange.pfif import DEFAULT_MAX_BYTES, RawRecord, read_pfif
 from trace_app.interchange.pfif_mapping import (
     InvalidRecord,
@@ -49,11 +55,13 @@ from trace_app.interchange.pfif_mapping import (
 )
 from trace_app.interchange.shelter_csv import TRACE_STATUS_FIELD, read_shelter_csv
 from trace_app.store.interchange_models import InterchangeRecord
-from trace_app.store.models import Claim, ClaimStatus, Incident, Person, Report
+from trace_app.store.models import Claim, ClaimStatus, Incident, Person
 from trace_app.store.types import new_id
 
 # At most this many flagged, skipped and invalid entries are listed (all are counted).
 MAX_LISTED = 1000
+# Records read, checked against the database and published together.
+CHUNK = 500
 # Look-alikes are looked for among the first this many people an import adds (each look
 # compares with the whole incident); the People page shows them for everyone.
 MAX_LOOK_ALIKE_CHECKS = 200
@@ -169,57 +177,187 @@ def _person_fields(record: PersonRecord) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _PersonRef:
+    """A person a record of the file is about (ids and names only: a large file's
+    people are not all kept in memory)."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A note that has passed every check, waiting to be published with its chunk."""
+
+    record: NoteRecord
+    person: _PersonRef
+    data: PublishReportInput
+
+
+def _chunks(records: Iterable[RawRecord], size: int) -> Iterator[list[RawRecord]]:
+    chunk: list[RawRecord] = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 class _Importer:
+    """Imports a file chunk by chunk (:meth:`chunk`): what the database already holds of
+    a chunk's record ids is read in a few statements, its people are matched through one
+    :class:`~trace_app.domain.identity.NameIndex`, and its notes are published together
+    (:func:`~trace_app.domain.publish.publish_reports`), by the same rules as one at a
+    time."""
+
     def __init__(self, session: Session, incident: Incident, domain: str) -> None:
         self.session = session
         self.incident = incident
         self.prefix = f"{domain}/"
         self.summary = ImportSummary(incident_id=incident.id)
-        self.people: dict[str, Person] = {}
+        self.people: dict[str, _PersonRef] = {}
         self.notes_seen: set[str] = set()
         self.deferred: list[RawRecord] = []
+        self.pending: list[_Pending] = []
+        self.records: list[InterchangeRecord] = []
+        self.names: NameIndex | None = None
+        # what the database holds of the current chunk's record ids (see _prefetch)
+        self.asked: set[tuple[str, str]] = set()
+        self.recorded: dict[tuple[str, str], _PersonRef | None] = {}
+        self.own_people: dict[str, _PersonRef] = {}
+        self.own_claims: set[str] = set()
 
     # -- lookups -------------------------------------------------------------------
-    def _recorded(self, kind: str, record_id: str) -> InterchangeRecord | None:
-        return self.session.scalars(
-            select(InterchangeRecord).where(
+    def _own(self, record_id: str) -> str | None:
+        return record_id[len(self.prefix) :] if record_id.startswith(self.prefix) else None
+
+    def _prefetch(self, chunk: Sequence[RawRecord]) -> None:
+        """Read, in a fixed number of statements, which of the chunk's record ids were
+        imported before or name this incident's own people and claims, and the people
+        the chunk's names may match."""
+        persons: set[str] = set()
+        notes: set[str] = set()
+        names: set[str] = set()
+        for raw in chunk:
+            if raw.kind == "person":
+                persons.add(raw.record_id)
+                record = person_record(raw)
+                if isinstance(record, PersonRecord):
+                    names.add(name_key(clean_name(record.full_name)))
+            else:
+                notes.add(raw.record_id)
+            for note in raw.notes:
+                notes.add(note.record_id)
+            person_id = raw.fields.get("person_record_id", "")
+            if raw.kind == "note" and person_id:
+                persons.add(person_id)
+        persons.discard("")
+        notes.discard("")
+        self.asked = {("person", r) for r in persons} | {("note", r) for r in notes}
+        self.recorded = {}
+        for kind, wanted in (("person", persons), ("note", notes)):
+            if not wanted:
+                continue
+            rows = self.session.execute(
+                select(InterchangeRecord.record_id, Person.id, Person.name)
+                .outerjoin(Person, Person.id == InterchangeRecord.person_id)
+                .where(
+                    InterchangeRecord.incident_id == self.incident.id,
+                    InterchangeRecord.kind == kind,
+                    InterchangeRecord.record_id.in_(sorted(wanted)),
+                )
+            )
+            for record_id, person_id, name in rows:
+                ref = _PersonRef(person_id, name) if person_id is not None else None
+                self.recorded[(kind, record_id)] = ref
+        own_people = sorted({local for r in persons if (local := self._own(r))})
+        own_claims = sorted({local for r in notes if (local := self._own(r))})
+        self.own_people = {
+            pid: _PersonRef(pid, name)
+            for pid, name in self.session.execute(
+                select(Person.id, Person.name).where(
+                    Person.incident_id == self.incident.id, Person.id.in_(own_people)
+                )
+            )
+        }
+        self.own_claims = set(
+            self.session.scalars(
+                select(Claim.id).where(
+                    Claim.incident_id == self.incident.id, Claim.id.in_(own_claims)
+                )
+            )
+        )
+        self.names = NameIndex(self.session, self.incident.id, names)
+
+    def _recorded(self, kind: str, record_id: str) -> tuple[bool, _PersonRef | None]:
+        """Whether the record was imported into this incident before, and its person."""
+        if (kind, record_id) in self.asked:
+            key = (kind, record_id)
+            return key in self.recorded, self.recorded.get(key)
+        row = self.session.execute(
+            select(InterchangeRecord.person_id, Person.name)
+            .outerjoin(Person, Person.id == InterchangeRecord.person_id)
+            .where(
                 InterchangeRecord.incident_id == self.incident.id,
                 InterchangeRecord.kind == kind,
                 InterchangeRecord.record_id == record_id,
             )
         ).first()
+        if row is None:
+            return False, None
+        return True, (_PersonRef(row[0], row[1]) if row[0] is not None else None)
 
-    def _own(self, record_id: str) -> str | None:
-        return record_id[len(self.prefix) :] if record_id.startswith(self.prefix) else None
-
-    def _known_person(self, record_id: str) -> tuple[Person, str] | None:
+    def _known_person(self, record_id: str) -> tuple[_PersonRef, str] | None:
         if record_id in self.people:
             return self.people[record_id], "appears earlier in this file"
-        row = self._recorded("person", record_id)
-        if row is not None and row.person_id is not None:
-            person = self.session.get(Person, row.person_id)
-            if person is not None:
-                return person, "already imported into this incident"
+        found, ref = self._recorded("person", record_id)
+        if found and ref is not None:
+            return ref, "already imported into this incident"
         local = self._own(record_id)
         if local is not None:
-            person = self.session.get(Person, local)
-            if person is not None and person.incident_id == self.incident.id:
-                return person, "this incident's own record"
+            if ("person", record_id) in self.asked:
+                own = self.own_people.get(local)
+            else:
+                person = self.session.get(Person, local)
+                own = (
+                    _PersonRef(person.id, person.name)
+                    if person is not None and person.incident_id == self.incident.id
+                    else None
+                )
+            if own is not None:
+                return own, "this incident's own record"
         return None
 
     def _known_note(self, record_id: str) -> str | None:
         if record_id in self.notes_seen:
             return "appears earlier in this file"
-        if self._recorded("note", record_id) is not None:
+        if self._recorded("note", record_id)[0]:
             return "already imported into this incident"
         local = self._own(record_id)
         if local is not None:
-            claim = self.session.get(Claim, local)
-            if claim is not None and claim.incident_id == self.incident.id:
+            if ("note", record_id) in self.asked:
+                own = local in self.own_claims
+            else:
+                claim = self.session.get(Claim, local)
+                own = claim is not None and claim.incident_id == self.incident.id
+            if own:
                 return "this incident's own record"
         return None
 
     # -- records -------------------------------------------------------------------
+    def chunk(self, raws: Sequence[RawRecord]) -> None:
+        """Import these records (persons with their notes, and top-level notes)."""
+        self._prefetch(raws)
+        for raw in raws:
+            if raw.kind == "person":
+                self.person(raw)
+            else:
+                self.note(raw, None)
+        self.publish_pending()
+
     def person(self, raw: RawRecord) -> None:
         record = person_record(raw)
         if isinstance(record, InvalidRecord):
@@ -228,7 +366,7 @@ class _Importer:
             return
         known = self._known_person(record.record_id)
         if known is not None:
-            person, why = known
+            ref, why = known
             self.summary.skip("person", record.record_id, why)
         else:
             try:
@@ -243,23 +381,24 @@ class _Importer:
                 )
                 self._refuse_notes(raw, record.record_id)
                 return
-            person = self._add_person(record)
-        self.people[record.record_id] = person
+            ref = self._add_person(record)
+        self.people[record.record_id] = ref
         for note in raw.notes:
-            self.note(note, person)
+            self.note(note, ref)
 
     def _refuse_notes(self, raw: RawRecord, person_name: str) -> None:
         for note in raw.notes:
             reason = f"its person record {person_name} is not valid"
             self.summary.refuse(InvalidRecord("note", note.record_id, note.index, (reason,)))
 
-    def _add_person(self, record: PersonRecord) -> Person:
+    def _add_person(self, record: PersonRecord) -> _PersonRef:
         person, created = interchange_people.match_person(
             self.session,
             self.incident.id,
             record.full_name,
             record.age,
             record.alternate_names[:MAX_ALTERNATE_NAMES],
+            index=self.names,
         )
         fields = _person_fields(record)
         if created:
@@ -289,7 +428,9 @@ class _Importer:
                     "attached to the existing person with the same name and a compatible age",
                 )
             )
-        self.session.add(
+        # added with the chunk's reports, once the person is written (no relationship
+        # orders these rows after their person's)
+        self.records.append(
             InterchangeRecord(
                 id=new_id("xrc"),
                 incident_id=self.incident.id,
@@ -299,9 +440,9 @@ class _Importer:
                 fields=fields,
             )
         )
-        return person
+        return _PersonRef(person.id, person.name)
 
-    def note(self, raw: RawRecord, person: Person | None) -> None:
+    def note(self, raw: RawRecord, person: _PersonRef | None) -> None:
         record = note_record(raw)
         if isinstance(record, InvalidRecord):
             self.summary.refuse(record)
@@ -326,8 +467,19 @@ class _Importer:
                 "keeps claims only",
             )
             return
+        try:
+            data = self.publish_input(record, person.name, person.id, status)
+            validate_report(data)
+        except ValidationError as exc:
+            self.summary.refuse(
+                InvalidRecord("note", record.record_id, record.index, validation_reasons(exc))
+            )
+            return
+        except PublishError as exc:
+            self.summary.refuse(InvalidRecord("note", record.record_id, record.index, (str(exc),)))
+            return
         self.notes_seen.add(record.record_id)
-        self._add_note(record, person, status)
+        self.pending.append(_Pending(record, person, data))
 
     def publish_input(
         self, record: NoteRecord, name: str, person_id: str | None, status: Any
@@ -345,51 +497,48 @@ class _Importer:
             location=record.last_known_location,
         )
 
-    def _add_note(self, record: NoteRecord, person: Person, status: Any) -> None:
-        try:
-            data = self.publish_input(record, person.name, person.id, status)
-            report = publish_report(self.session, data)
-        except ValidationError as exc:
-            self.summary.refuse(
-                InvalidRecord("note", record.record_id, record.index, validation_reasons(exc))
-            )
-            return
-        except PublishError as exc:
-            self.summary.refuse(InvalidRecord("note", record.record_id, record.index, (str(exc),)))
-            return
-        self._check_person(report, person)
-        self.session.add(
-            InterchangeRecord(
-                id=new_id("xrc"),
-                incident_id=self.incident.id,
-                kind="note",
-                record_id=record.record_id,
-                person_id=person.id,
-                report_id=report.id,
-                fields={
-                    "author_made_contact": record.author_made_contact,
-                    "linked_person_record_id": record.linked_person_record_id,
-                },
-            )
-        )
-        self.summary.notes_added += 1
-        if record.linked_person_record_id:
-            self.summary.flag(
-                Flagged(
-                    record.record_id,
-                    person.id,
-                    person.name,
-                    f"the note links this person to {record.linked_person_record_id}; "
-                    "not decided here: a person decides in Trace whether they are the same",
+    def publish_pending(self) -> None:
+        """Publish the waiting notes together, each as a report on its person, and name
+        the chunk's people and notes by their record ids."""
+        pending, self.pending = self.pending, []
+        reports = publish_reports(self.session, [item.data for item in pending])
+        for item, report in zip(pending, reports, strict=True):
+            record, person = item.record, item.person
+            if report.person_id != person.id:  # the publish rule must attach to the same person
+                raise AssertionError("an imported note was attached to another person")
+            self.records.append(
+                InterchangeRecord(
+                    id=new_id("xrc"),
+                    incident_id=self.incident.id,
+                    kind="note",
+                    record_id=record.record_id,
+                    person_id=person.id,
+                    report_id=report.id,
+                    fields={
+                        "author_made_contact": record.author_made_contact,
+                        "linked_person_record_id": record.linked_person_record_id,
+                    },
                 )
             )
-
-    @staticmethod
-    def _check_person(report: Report, person: Person) -> None:
-        if report.person_id != person.id:  # the publish rule must attach to the same person
-            raise AssertionError("an imported note was attached to another person")
+            self.summary.notes_added += 1
+            if record.linked_person_record_id:
+                self.summary.flag(
+                    Flagged(
+                        record.record_id,
+                        person.id,
+                        person.name,
+                        f"the note links this person to {record.linked_person_record_id}; "
+                        "not decided here: a person decides in Trace whether they are the same",
+                    )
+                )
+        self.session.flush()  # the people of the chunk, even with no note to publish
+        self.session.add_all(self.records)
+        self.records = []
+        self.session.flush()
 
     def finish(self) -> None:
+        """Import the top-level notes whose person came later in the file."""
+        self.asked = set()
         for raw in self.deferred:
             record = note_record(raw)
             assert not isinstance(record, InvalidRecord)
@@ -409,6 +558,7 @@ class _Importer:
                 continue
             self.note(raw, known[0])
         self.deferred.clear()
+        self.publish_pending()
 
 
 def import_pfif(
@@ -428,11 +578,8 @@ def import_pfif(
     if incident is None:
         raise NotFoundError(f"No incident with id {incident_id!r}.")
     importer = _Importer(session, incident, domain)
-    for raw in read_pfif(source, max_bytes=max_bytes):
-        if raw.kind == "person":
-            importer.person(raw)
-        else:
-            importer.note(raw, None)
+    for chunk in _chunks(read_pfif(source, max_bytes=max_bytes), CHUNK):
+        importer.chunk(chunk)
     importer.finish()
     if importer.summary.invalid_count and not skip_invalid:
         raise ImportRefusedError(importer.summary)
@@ -492,13 +639,18 @@ def import_shelter_csv(
     importer = _Importer(session, incident, domain)
     for column in rows.ignored_columns:
         importer.summary.skip("column", column, "not a column Trace reads; ignored")
+    valid: list[RawRecord] = []
     for raw, problems in rows.records:
         # a row is one person and one note: refused whole, before anything is added
         reasons = [*problems, *_row_problems(importer, raw)]
         if reasons:
             importer.summary.refuse(InvalidRecord("row", raw.record_id, raw.index, tuple(reasons)))
             continue
-        importer.person(raw)
+        valid.append(raw)
+        if len(valid) == CHUNK:
+            importer.chunk(valid)
+            valid = []
+    importer.chunk(valid)
     if importer.summary.invalid_count and not skip_invalid:
         raise ImportRefusedError(importer.summary, unit="row")
     session.flush()

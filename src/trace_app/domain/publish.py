@@ -152,7 +152,9 @@ class PublishReportInput(BaseModel):
         return when
 
 
-def _validate(data: PublishReportInput) -> None:
+def validate_report(data: PublishReportInput) -> None:
+    """Refuse a report :func:`publish_report` would refuse for its own fields (blank
+    summary or text, no source, no person name), before anything is added."""
     blank = tuple(name for name in ("summary", "original_text") if not getattr(data, name).strip())
     if blank:
         raise EmptyReportError(fields=blank)
@@ -197,14 +199,14 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
     and the alert rule claim after claim. The batch reads the organisations, the next
     position and the people's alert states once, and flushes once.
 
-    Every report is checked (:func:`_validate`) before anything is added; the first
+    Every report is checked (:func:`validate_report`) before anything is added; the first
     unusable one raises as :func:`publish_report` does, and nothing of the batch is
     added. Raises ``ValueError`` for reports of several incidents. The caller commits.
     """
     if not items:
         return []
     for data in items:
-        _validate(data)
+        validate_report(data)
     incident_id = items[0].incident_id
     if any(data.incident_id != incident_id for data in items):
         raise ValueError("publish_reports takes reports of one incident at a time")
