@@ -20,18 +20,19 @@ docs/interchange.md:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
 from trace_app.domain import interchange_people
 from trace_app.domain.errors import NotFoundError
 from trace_app.interchange.pfif import PersonOut, iter_pfif
 from trace_app.interchange.pfif_mapping import format_date, pfif_status
 from trace_app.store.interchange_models import InterchangeRecord
-from trace_app.store.models import Claim, Incident, Person, Report
+from trace_app.store.models import Claim, Incident, Organization, Person, Report
 
 BATCH = 500
 
@@ -54,11 +55,50 @@ def _person_record_ids(session: Session, incident_id: str, domain: str) -> dict[
     return ids
 
 
+@dataclass(frozen=True, slots=True)
+class _Imported:
+    """What an imported record kept: its record id, fields and when it came."""
+
+    record_id: str
+    fields: dict[str, Any]
+    imported_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class _PersonRow:
+    id: str
+    name: str
+    age: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class _ClaimRow:
+    """A claim with what its note needs of its report and the report's source."""
+
+    id: str
+    person_id: str
+    report_id: str
+    status: str
+    location: str
+    position: int
+    reported_at: datetime
+    published_at: datetime
+    original_text: str
+    source: str
+
+
 def _imported(
     session: Session, incident_id: str, kind: str, column: Any, ids: Sequence[str]
-) -> dict[str, InterchangeRecord]:
-    rows = session.scalars(
-        select(InterchangeRecord)
+) -> dict[str, _Imported]:
+    """The first record each of these people (or reports) was created from, by id;
+    records attached to an existing person later do not name it."""
+    rows = session.execute(
+        select(
+            column,
+            InterchangeRecord.record_id,
+            InterchangeRecord.fields,
+            InterchangeRecord.imported_at,
+        )
         .where(
             InterchangeRecord.incident_id == incident_id,
             InterchangeRecord.kind == kind,
@@ -66,12 +106,38 @@ def _imported(
         )
         .order_by(InterchangeRecord.imported_at, InterchangeRecord.id)
     )
-    found: dict[str, InterchangeRecord] = {}
-    for row in rows:
-        key = row.person_id if kind == "person" else row.report_id
-        if key is not None and not (row.fields or {}).get("attached"):
-            found.setdefault(key, row)
+    found: dict[str, _Imported] = {}
+    for key, record_id, fields, imported_at in rows:
+        if key is not None and not (fields or {}).get("attached"):
+            found.setdefault(key, _Imported(record_id, dict(fields or {}), imported_at))
     return found
+
+
+def _claims(session: Session, person_ids: Sequence[str]) -> dict[str, list[_ClaimRow]]:
+    """Each person's claims in report-time order (one statement for the batch)."""
+    rows = session.execute(
+        select(
+            Claim.id,
+            Claim.person_id,
+            Claim.report_id,
+            Claim.status,
+            Claim.location,
+            Claim.position,
+            Report.reported_at,
+            Report.published_at,
+            Report.original_text,
+            Organization.name,
+        )
+        .join(Report, Report.id == Claim.report_id)
+        .join(Organization, Organization.id == Report.organization_id)
+        .where(Claim.person_id.in_(person_ids))
+        .order_by(Report.reported_at, Claim.position)
+    )
+    claims: dict[str, list[_ClaimRow]] = {}
+    for row in rows:
+        values: tuple[Any, ...] = tuple(row)
+        claims.setdefault(row.person_id, []).append(_ClaimRow(*values))
+    return claims
 
 
 def _date(value: Any) -> str:
@@ -80,7 +146,7 @@ def _date(value: Any) -> str:
     return str(value or "")
 
 
-def _description(person: Person, claims: Sequence[Claim]) -> str:
+def _description(claims: Sequence[_ClaimRow]) -> str:
     if not claims:
         return "Recorded in Trace with no reports yet."
     latest = claims[-1]
@@ -112,26 +178,25 @@ def _records(
     domain: str,
     batch: int,
 ) -> Iterator[PersonOut]:
+    """Plain rows, ``batch`` people at a time, in a fixed number of statements each
+    (nothing is kept in the session)."""
     last = ""
     while True:
-        people = list(
-            session.scalars(
-                select(Person)
+        people = [
+            _PersonRow(*row)
+            for row in session.execute(
+                select(Person.id, Person.name, Person.age)
                 .where(Person.incident_id == incident.id, Person.id > last)
                 .order_by(Person.id)
                 .limit(batch)
-                .options(
-                    selectinload(Person.claims)
-                    .selectinload(Claim.report)
-                    .selectinload(Report.organization)
-                )
             )
-        )
+        ]
         if not people:
             return
         last = people[-1].id
         person_ids = [p.id for p in people]
-        report_ids = [c.report_id for p in people for c in p.claims]
+        claims = _claims(session, person_ids)
+        report_ids = [c.report_id for found in claims.values() for c in found]
         person_rows = _imported(
             session, incident.id, "person", InterchangeRecord.person_id, person_ids
         )
@@ -142,6 +207,7 @@ def _records(
         for person in people:
             yield _person_out(
                 person,
+                claims.get(person.id, []),
                 incident,
                 record_ids,
                 person_rows.get(person.id),
@@ -151,35 +217,27 @@ def _records(
                 alternates.get(person.id, []),
                 domain,
             )
-        # let the batch go (the session would otherwise keep every row it loaded)
-        for row in [*person_rows.values(), *note_rows.values()]:
-            session.expunge(row)
-        for person in people:
-            for claim in person.claims:
-                session.expunge(claim.report)
-                session.expunge(claim)
-            session.expunge(person)
 
 
 def _person_out(
-    person: Person,
+    person: _PersonRow,
+    claims: Sequence[_ClaimRow],
     incident: Incident,
     record_ids: dict[str, str],
-    imported: InterchangeRecord | None,
-    note_rows: dict[str, InterchangeRecord],
+    imported: _Imported | None,
+    note_rows: dict[str, _Imported],
     first_hand: set[str],
     same: Sequence[str],
     alternates: Sequence[str],
     domain: str,
 ) -> PersonOut:
-    claims = sorted(person.claims, key=lambda c: (c.report.reported_at, c.position))
-    kept: dict[str, Any] = dict(imported.fields) if imported is not None else {}
+    kept: dict[str, Any] = imported.fields if imported is not None else {}
     record_id = record_ids[person.id]
-    earliest = min((c.report for c in claims), key=lambda r: r.reported_at, default=None)
+    earliest = claims[0] if claims else None
     if imported is not None:
         entry_date = format_date(imported.imported_at)
-    elif earliest is not None:
-        entry_date = format_date(min(c.report.published_at for c in claims))
+    elif claims:
+        entry_date = format_date(min(c.published_at for c in claims))
     else:
         entry_date = format_date(incident.created_at)
     age_text = str(kept.get("age_text", ""))
@@ -201,7 +259,7 @@ def _person_out(
         "family_name": str(kept.get("family_name", "")),
         "alternate_names": "\n".join(n for n in names if n != person.name),
         "age": age,
-        "description": str(kept.get("description") or _description(person, claims)),
+        "description": str(kept.get("description") or _description(claims)),
     }
     linked = next((record_ids[o] for o in same if o in record_ids), "")
     notes = [
@@ -212,25 +270,24 @@ def _person_out(
 
 
 def _note(
-    claim: Claim,
+    claim: _ClaimRow,
     person_record_id: str,
-    imported: InterchangeRecord | None,
+    imported: _Imported | None,
     first_hand: set[str],
     linked: str,
     domain: str,
 ) -> dict[str, str]:
-    report = claim.report
     return {
         "note_record_id": imported.record_id if imported is not None else f"{domain}/{claim.id}",
         "person_record_id": person_record_id,
         "linked_person_record_id": linked,
-        "entry_date": format_date(report.published_at),
-        "author_name": report.organization.name,
-        "source_date": format_date(report.reported_at),
-        "author_made_contact": "true" if report.id in first_hand else "false",
+        "entry_date": format_date(claim.published_at),
+        "author_name": claim.source,
+        "source_date": format_date(claim.reported_at),
+        "author_made_contact": "true" if claim.report_id in first_hand else "false",
         "status": pfif_status(claim.status),
         "last_known_location": claim.location,
-        "text": report.original_text,
+        "text": claim.original_text,
     }
 
 
