@@ -92,7 +92,7 @@ def apply_alert_rule(
     :class:`PersonAlerts` (read from the database when not given), updated here for the
     next claim about the same person. The caller flushes and commits."""
     if state is None:
-        state = load_alert_states(session, [claim.person.id])[claim.person.id]
+        state = load_alert_states(session, [claim.person_id])[claim.person_id]
     status = ClaimStatus(claim.status)
     if status is ClaimStatus.MISSING:
         alert = _open_alert(claim, reported_at, state)
@@ -109,8 +109,8 @@ def _open_alert(claim: Claim, reported_at: datetime, state: PersonAlerts) -> Ale
     alert = Alert(
         id=new_id("alr"),
         incident_id=claim.incident_id,
-        person=claim.person,
-        claim=claim,
+        person_id=claim.person_id,
+        claim_id=claim.id,
         state=AlertState.OPEN.value,
         raised_at=reported_at,
         position=claim.position,

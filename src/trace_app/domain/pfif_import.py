@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain import interchange_people
@@ -222,7 +222,9 @@ class _Importer:
         self.notes_seen: set[str] = set()
         self.deferred: list[RawRecord] = []
         self.pending: list[_Pending] = []
-        self.records: list[InterchangeRecord] = []
+        # the chunk's interchange_records rows, inserted together once their people and
+        # reports are written (no relationship orders them after those)
+        self.records: list[dict[str, Any]] = []
         self.names: NameIndex | None = None
         # what the database holds of the current chunk's record ids (see _prefetch)
         self.asked: set[tuple[str, str]] = set()
@@ -428,17 +430,16 @@ class _Importer:
                     "attached to the existing person with the same name and a compatible age",
                 )
             )
-        # added with the chunk's reports, once the person is written (no relationship
-        # orders these rows after their person's)
         self.records.append(
-            InterchangeRecord(
-                id=new_id("xrc"),
-                incident_id=self.incident.id,
-                kind="person",
-                record_id=record.record_id,
-                person_id=person.id,
-                fields=fields,
-            )
+            {
+                "id": new_id("xrc"),
+                "incident_id": self.incident.id,
+                "kind": "person",
+                "record_id": record.record_id,
+                "person_id": person.id,
+                "report_id": None,
+                "fields": fields,
+            }
         )
         return _PersonRef(person.id, person.name)
 
@@ -507,18 +508,18 @@ class _Importer:
             if report.person_id != person.id:  # the publish rule must attach to the same person
                 raise AssertionError("an imported note was attached to another person")
             self.records.append(
-                InterchangeRecord(
-                    id=new_id("xrc"),
-                    incident_id=self.incident.id,
-                    kind="note",
-                    record_id=record.record_id,
-                    person_id=person.id,
-                    report_id=report.id,
-                    fields={
+                {
+                    "id": new_id("xrc"),
+                    "incident_id": self.incident.id,
+                    "kind": "note",
+                    "record_id": record.record_id,
+                    "person_id": person.id,
+                    "report_id": report.id,
+                    "fields": {
                         "author_made_contact": record.author_made_contact,
                         "linked_person_record_id": record.linked_person_record_id,
                     },
-                )
+                }
             )
             self.summary.notes_added += 1
             if record.linked_person_record_id:
@@ -532,9 +533,9 @@ class _Importer:
                     )
                 )
         self.session.flush()  # the people of the chunk, even with no note to publish
-        self.session.add_all(self.records)
-        self.records = []
-        self.session.flush()
+        if self.records:
+            self.session.execute(insert(InterchangeRecord), self.records)
+            self.records = []
 
     def finish(self) -> None:
         """Import the top-level notes whose person came later in the file."""

@@ -253,8 +253,8 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
         report = Report(
             id=new_id("rep"),
             incident_id=incident.id,
-            organization=organizations[source],
-            person=person,
+            organization_id=organizations[source].id,
+            person_id=person.id,
             summary=data.summary.strip(),
             original_text=data.original_text,
             reported_at=reported_at,
@@ -269,8 +269,8 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
         claim = Claim(
             id=new_id("clm"),
             incident_id=incident.id,
-            person=person,
-            report=report,
+            person_id=person.id,
+            report_id=report.id,
             status=data.status.value,
             location=data.location.strip(),
             position=position,
