@@ -87,29 +87,49 @@ class _ClaimRow:
     source: str
 
 
-def _imported(
-    session: Session, incident_id: str, kind: str, column: Any, ids: Sequence[str]
+def _imported_people(
+    session: Session, incident_id: str, person_ids: Sequence[str]
 ) -> dict[str, _Imported]:
-    """The first record each of these people (or reports) was created from, by id;
-    records attached to an existing person later do not name it."""
+    """The first record each of these people was created from, by person id; records
+    attached to an existing person later do not name it."""
     rows = session.execute(
         select(
-            column,
+            InterchangeRecord.person_id,
             InterchangeRecord.record_id,
             InterchangeRecord.fields,
             InterchangeRecord.imported_at,
         )
         .where(
             InterchangeRecord.incident_id == incident_id,
-            InterchangeRecord.kind == kind,
-            column.in_(ids),
+            InterchangeRecord.kind == "person",
+            InterchangeRecord.person_id.in_(person_ids),
         )
         .order_by(InterchangeRecord.imported_at, InterchangeRecord.id)
     )
     found: dict[str, _Imported] = {}
-    for key, record_id, fields, imported_at in rows:
-        if key is not None and not (fields or {}).get("attached"):
-            found.setdefault(key, _Imported(record_id, dict(fields or {}), imported_at))
+    for person_id, record_id, fields, imported_at in rows:
+        if person_id is not None and not (fields or {}).get("attached"):
+            found.setdefault(person_id, _Imported(record_id, dict(fields or {}), imported_at))
+    return found
+
+
+def _imported_notes(
+    session: Session, incident_id: str, report_ids: Sequence[str]
+) -> dict[str, str]:
+    """The record id each of these reports was imported with, by report id."""
+    rows = session.execute(
+        select(InterchangeRecord.report_id, InterchangeRecord.record_id)
+        .where(
+            InterchangeRecord.incident_id == incident_id,
+            InterchangeRecord.kind == "note",
+            InterchangeRecord.report_id.in_(report_ids),
+        )
+        .order_by(InterchangeRecord.imported_at, InterchangeRecord.id)
+    )
+    found: dict[str, str] = {}
+    for report_id, record_id in rows:
+        if report_id is not None:
+            found.setdefault(report_id, record_id)
     return found
 
 
@@ -197,10 +217,8 @@ def _records(
         person_ids = [p.id for p in people]
         claims = _claims(session, person_ids)
         report_ids = [c.report_id for found in claims.values() for c in found]
-        person_rows = _imported(
-            session, incident.id, "person", InterchangeRecord.person_id, person_ids
-        )
-        note_rows = _imported(session, incident.id, "note", InterchangeRecord.report_id, report_ids)
+        person_rows = _imported_people(session, incident.id, person_ids)
+        note_rows = _imported_notes(session, incident.id, report_ids)
         first_hand = interchange_people.first_hand_report_ids(session, report_ids)
         same = interchange_people.same_person_ids(session, person_ids)
         alternates = interchange_people.alternate_names(session, person_ids)
@@ -225,7 +243,7 @@ def _person_out(
     incident: Incident,
     record_ids: dict[str, str],
     imported: _Imported | None,
-    note_rows: dict[str, _Imported],
+    note_rows: dict[str, str],
     first_hand: set[str],
     same: Sequence[str],
     alternates: Sequence[str],
@@ -272,13 +290,13 @@ def _person_out(
 def _note(
     claim: _ClaimRow,
     person_record_id: str,
-    imported: _Imported | None,
+    imported: str | None,
     first_hand: set[str],
     linked: str,
     domain: str,
 ) -> dict[str, str]:
     return {
-        "note_record_id": imported.record_id if imported is not None else f"{domain}/{claim.id}",
+        "note_record_id": imported if imported is not None else f"{domain}/{claim.id}",
         "person_record_id": person_record_id,
         "linked_person_record_id": linked,
         "entry_date": format_date(claim.published_at),
