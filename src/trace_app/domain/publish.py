@@ -196,12 +196,16 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
     """Publish several reports of one incident, in their order, by exactly the rule of
     :func:`publish_report` (which is this function with one report): each report's
     person by the identity rule, its organisation found or created, the next position,
-    and the alert rule claim after claim. The batch reads the organisations, the next
-    position and the people's alert states once, and flushes once.
+    and the alert rule claim after claim. The batch reads the people of its names, the
+    next position and the people's alert states once, each organisation once, and
+    flushes once.
 
-    Every report is checked (:func:`validate_report`) before anything is added; the first
-    unusable one raises as :func:`publish_report` does, and nothing of the batch is
-    added. Raises ``ValueError`` for reports of several incidents. The caller commits.
+    Every report's own fields are checked (:func:`validate_report`) before anything is
+    added: the first unusable one raises as :func:`publish_report` does. A chosen
+    ``person_id`` that is unknown or of another incident raises while people are
+    matched, when earlier reports of the batch may have added people to the session: the
+    caller rolls back, as for any error. Raises ``ValueError`` for reports of several
+    incidents. The caller commits.
     """
     if not items:
         return []
