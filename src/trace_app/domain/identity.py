@@ -53,6 +53,7 @@ from trace_app.domain.links import decided_other_ids, same_person_ids
 from trace_app.domain.search import people_search_key, search_key
 from trace_app.domain.text import clean_name, name_key
 from trace_app.store.models import Person, PersonAlternateName
+from trace_app.store.sql import in_values
 from trace_app.store.types import new_id
 
 AGE_TOLERANCE = 2
@@ -119,13 +120,15 @@ class NameIndex:
         if not wanted:
             return
         for person in session.scalars(
-            select(Person).where(Person.incident_id == incident_id, Person.name_key.in_(wanted))
+            select(Person).where(
+                Person.incident_id == incident_id, in_values(Person.name_key, wanted)
+            )
         ):
             self._people[person.name_key][person.id] = person
         alternates = session.execute(
             select(PersonAlternateName.name_key, PersonAlternateName.person_id).where(
                 PersonAlternateName.incident_id == incident_id,
-                PersonAlternateName.name_key.in_(wanted),
+                in_values(PersonAlternateName.name_key, wanted),
             )
         ).all()
         for key, pid in alternates:

@@ -56,6 +56,7 @@ from trace_app.interchange.pfif_mapping import (
 from trace_app.interchange.shelter_csv import TRACE_STATUS_FIELD, read_shelter_csv
 from trace_app.store.interchange_models import InterchangeRecord
 from trace_app.store.models import Claim, ClaimStatus, Incident, Person
+from trace_app.store.sql import in_values
 from trace_app.store.types import new_id
 
 # At most this many flagged, skipped and invalid entries are listed (all are counted).
@@ -269,7 +270,7 @@ class _Importer:
                 .where(
                     InterchangeRecord.incident_id == self.incident.id,
                     InterchangeRecord.kind == kind,
-                    InterchangeRecord.record_id.in_(sorted(wanted)),
+                    in_values(InterchangeRecord.record_id, wanted),
                 )
             )
             for record_id, person_id, name in rows:
@@ -281,14 +282,14 @@ class _Importer:
             pid: _PersonRef(pid, name)
             for pid, name in self.session.execute(
                 select(Person.id, Person.name).where(
-                    Person.incident_id == self.incident.id, Person.id.in_(own_people)
+                    Person.incident_id == self.incident.id, in_values(Person.id, own_people)
                 )
             )
         }
         self.own_claims = set(
             self.session.scalars(
                 select(Claim.id).where(
-                    Claim.incident_id == self.incident.id, Claim.id.in_(own_claims)
+                    Claim.incident_id == self.incident.id, in_values(Claim.id, own_claims)
                 )
             )
         )
