@@ -155,3 +155,31 @@ def test_where_chunks_end_changes_nothing(
     again = import_doc(database, chunked, document)
     assert (again.people_added, again.people_matched, again.notes_added) == (0, 0, 0)
     assert counts(database, chunked) == counts(database, whole)
+
+
+def test_quotes_in_record_ids_and_names_are_only_data(database: Database) -> None:
+    """The chunk's lookups write its record ids and names into the statement as quoted
+    constants: quotes and SQL in them stay data, and the file still imports once."""
+    person_id = "other.example/o'brien';--"
+    note_id = "other.example/n'1\");DROP/**/TABLE/**/people;--"
+    body = _person(
+        person_id,
+        "Seán O'Brien",
+        40,
+        [_note(note_id, person_id, "believed_missing", 1)],
+    ) + _person("other.example/p'2", "Seán O'Brien", 41, [])
+    document = (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<pfif:pfif xmlns:pfif="{NS}">\n{body}'
+        "</pfif:pfif>\n"
+    ).encode()
+    incident = new_incident(database)
+    first = import_doc(database, incident, document)
+    assert (first.people_added, first.people_matched, first.notes_added) == (1, 1, 1)
+    again = import_doc(database, incident, document)
+    assert (again.people_added, again.people_matched, again.notes_added) == (0, 0, 0)
+    assert {(s.record_id, s.reason) for s in again.skipped} == {
+        (person_id, "already imported into this incident"),
+        ("other.example/p'2", "already imported into this incident"),
+        (note_id, "already imported into this incident"),
+    }
+    assert counts(database, incident) == (1, 1, 1)
