@@ -10,8 +10,9 @@
   the file (which only builds the tree).
 - **Memory**: tracemalloc's peak while reading and while writing 2,000 and 10,000
   persons; streaming means the peak does not grow with the file.
-- **Database**: the whole feature on SQLite. ``import_pfif`` of the 10,000 persons into
-  an empty incident (the identity rule, look-alikes for the first 200, every note
+- **Database**: the whole feature, on SQLite or the database ``--database-url`` names.
+  ``import_pfif`` of the 10,000 persons into an empty incident (the identity rule,
+  look-alikes for the first 200, every note
   published as a report with its claim and the alert rule, the record ids kept), against
   a plain ``ElementTree.parse`` of the same file; and the export of that incident
   (``iter_incident_pfif``, from the database) against two baselines: the format layer's
@@ -23,11 +24,12 @@ Targets: export and import each at most 3x their baseline (the format layer: bes
 alternating; the database: one run each, printed as met or MISSED); the peak at the
 larger size at most 1.5x the peak at the smaller.
 
-Run: .venv/bin/python bench/bench_pfif.py  (about two minutes)
+Run: .venv/bin/python bench/bench_pfif.py [--database-url URL]  (about two minutes)
 """
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 import tracemalloc
@@ -145,17 +147,23 @@ def peak(work: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
+# The database the database figures use: a new SQLite file in the run's folder, or the
+# one --database-url names (an empty PostgreSQL database or schema; each run adds an
+# incident of its own and leaves it there).
+DATABASE_URL: str | None = None
+
+
 class DatabaseRun:
-    """One SQLite database with an empty incident, for the database import and export."""
+    """A database with a new, empty incident, for the database import and export."""
 
     def __init__(self, folder: Path, name: str) -> None:
         from trace_app.domain.incidents import create_incident
         from trace_app.store.db import Database, make_engine, migrate
 
-        self.db = Database(make_engine(f"sqlite:///{folder / name}.db"))
+        self.db = Database(make_engine(DATABASE_URL or f"sqlite:///{folder / name}.db"))
         migrate(self.db.engine)
         with self.db.session() as s:
-            self.incident = create_incident(s, "Bench").id
+            self.incident = create_incident(s, f"Bench {name} {time.time_ns()}").id
 
     def import_file(self, path: Path) -> ImportSummary:
         from trace_app.domain.pfif_import import import_pfif
@@ -227,6 +235,15 @@ def database_memory(folder: Path) -> dict[str, tuple[int, int]]:
 
 
 def main() -> None:
+    global DATABASE_URL
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--database-url",
+        help="run the database figures on this database (default: SQLite in a temporary "
+        "folder), e.g. postgresql+psycopg://postgres@127.0.0.1:5432/test",
+    )
+    DATABASE_URL = parser.parse_args().database_url
+    backend = (DATABASE_URL or "sqlite").split(":", 1)[0].split("+", 1)[0]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         ours_file, base_file = folder / "ours.xml", folder / "etree.xml"
@@ -271,7 +288,7 @@ def main() -> None:
             ratio = ours / plain
             verdict = "met" if ratio <= MAX_RATIO else "MISSED"
             print(
-                f"database {kind} (SQLite, every rule): ours {ours:.2f} s, etree "
+                f"database {kind} ({backend}, every rule): ours {ours:.2f} s, etree "
                 f"{plain:.2f} s, ratio {ratio:.1f} (target <= {MAX_RATIO}: {verdict})"
             )
         memory.update(database_memory(folder))
