@@ -12,13 +12,13 @@
   persons; streaming means the peak does not grow with the file.
 - **Database**: the whole feature, on SQLite or the database ``--database-url`` names.
   ``import_pfif`` of the 10,000 persons into an empty incident (the identity rule,
-  look-alikes for the first 200, every note
-  published as a report with its claim and the alert rule, the record ids kept), against
-  a plain ``ElementTree.parse`` of the same file; and the export of that incident
-  (``iter_incident_pfif``, from the database) against two baselines: the format layer's
-  (build an ``ElementTree`` of the same records and write it) and a plain
-  ``ElementTree.write`` of the exported document's tree, already in memory. Memory:
-  tracemalloc's peak importing and exporting 1,000 and 4,000 persons.
+  look-alikes for the first 200, every note published as a report with its claim and the
+  alert rule, the record ids kept), against a plain ``ElementTree.parse`` of the same
+  file; and the export of that incident (``iter_incident_pfif``, from the database)
+  against two baselines: the format layer's (build an ``ElementTree`` of the same records
+  and write it) and a plain ``ElementTree.write`` of the exported document's tree,
+  already in memory. Memory: tracemalloc's peak importing and exporting 1,000 and 4,000
+  persons.
 
 Targets: export and import each at most 3x their baseline (the format layer: best of 2,
 alternating; the database: one run each, printed as met or MISSED); the peak at the
