@@ -353,6 +353,8 @@ class _Importer:
     # -- records -------------------------------------------------------------------
     def chunk(self, raws: Sequence[RawRecord]) -> None:
         """Import these records (persons with their notes, and top-level notes)."""
+        if not raws:
+            return
         self._prefetch(raws)
         for raw in raws:
             if raw.kind == "person":
