@@ -8,18 +8,16 @@ from sqlalchemy import func, select
 
 from trace_app.domain.links import decide_link
 from trace_app.domain.pfif_import import ImportRefusedError
-from trace_app.domain.reviews import ReviewValue, record_review
+from trace_app.domain.reviews import ReviewValue
 from trace_app.interchange.pfif import PfifEntityError
 from trace_app.store.db import Database
 from trace_app.store.models import (
-    InvestigationRun,
     LinkDecision,
     Person,
     PersonAlternateName,
     PersonLink,
     Report,
 )
-from trace_app.store.types import new_id, utc_now
 
 from .conftest import (
     DOMAIN,
@@ -30,6 +28,7 @@ from .conftest import (
     import_doc,
     new_incident,
     publish,
+    review,
     statuses,
 )
 from .person_finder_rules import person_finder_parse
@@ -295,29 +294,6 @@ def test_a_confident_match_attaches_and_says_so(database: Database) -> None:
     assert persons[0]["person_record_id"].startswith(f"{DOMAIN}/per_")
 
 
-def _run(database: Database, report_id: str) -> InvestigationRun:
-    with database.session() as s:
-        incident_id = s.get(Report, report_id).incident_id  # type: ignore[union-attr]
-        run = InvestigationRun(
-            id=new_id("inv"),
-            incident_id=incident_id,
-            report_id=report_id,
-            status="NEEDS_REVIEW",
-            mode="LIVE",
-            model="scripted-test-model",
-            prompt_version="test-v1",
-            run_at=utc_now(),
-            fingerprint=new_id("fp"),
-            attribution="UNCLEAR",
-            referenced_source="NONE",
-            citations=[],
-            reason="unclear",
-            evidence=[],
-        )
-        s.add(run)
-        return run
-
-
 def test_author_made_contact_only_where_a_person_reviewed_first_hand(database: Database) -> None:
     incident = new_incident(database)
     story = _story(database, incident)
@@ -327,13 +303,9 @@ def test_author_made_contact_only_where_a_person_reviewed_first_hand(database: D
         "wang": ReviewValue.FIRST_HAND,
     }
     for key, value in reviewed.items():
-        run = _run(database, story[key])
-        with database.session() as s:
-            record_review(s, s.get(InvestigationRun, run.id), value, "checked by phone")  # type: ignore[arg-type]
+        review(database, story[key], value)
     # a later decision supersedes: wang's first-hand is withdrawn as not reliable
-    run = _run(database, story["wang"])
-    with database.session() as s:
-        record_review(s, s.get(InvestigationRun, run.id), ReviewValue.NOT_RELIABLE, "denied")  # type: ignore[arg-type]
+    review(database, story["wang"], ReviewValue.NOT_RELIABLE, "denied")
     with database.sessions() as s:
         claim_of = {r.id: r.claims[0].id for r in s.scalars(select(Report))}
     _, notes = person_finder_parse(export(database, incident))
