@@ -1,15 +1,17 @@
 """Importing PFIF 1.1-1.4 into an incident: persons become people, notes become reports.
 
 :func:`import_pfif` reads the document as a stream (:func:`~trace_app.interchange.pfif.
-read_pfif`) and, in the caller's transaction:
+read_pfif`), ``CHUNK`` records at a time (:class:`_Importer`), and, in the caller's
+transaction:
 
 - a **person** record becomes a person by the identity matching rule
   (:func:`trace_app.domain.interchange_people.match_person`): attached to an existing
   person only on a confident match, otherwise a new person; never a silent merge. New
   people with look-alikes are listed in ``flagged``;
 - a **note** becomes a report from its author (``author_name``, else the domain of its
-  record id) through :func:`~trace_app.domain.publish.publish_report`, so its claim
-  opens and closes alerts by the one rule; the status comes back by the one table
+  record id) through :func:`~trace_app.domain.publish.publish_reports` (a chunk's notes
+  together, by the rule of the form's ``publish_report``), so its claim opens and closes
+  alerts by the one rule; the status comes back by the one table
   (:mod:`trace_app.interchange.pfif_mapping`); a note with ``linked_person_record_id``
   is imported and the link is only flagged (a person decides "same" in Trace);
 - every record is named by its record id (``interchange_records``), so importing the
