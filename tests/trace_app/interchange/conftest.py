@@ -67,6 +67,30 @@ def publish(
         return report.id
 
 
+def publish_story(database: Database, incident: str) -> dict[str, str]:
+    """Every claim status, non-Latin names, an alert opened and one closed."""
+    return {
+        "maya_missing": publish(database, incident, "Maya Gurung", "missing", age=34),
+        "maya_seen": publish(
+            database, incident, "Maya Gurung", "seen", minutes=10, location="Bus park"
+        ),
+        "maya_admitted": publish(
+            database, incident, "Maya Gurung", "admitted", minutes=20, location="Central Hospital"
+        ),
+        "sunita": publish(
+            database,
+            incident,
+            "सुनिता राई",
+            "missing",
+            minutes=5,
+            alternate_names=("Sunita Rai",),
+            source="Камчатка Relief",
+        ),
+        "wang": publish(database, incident, "王小明", "safe", minutes=7, location="体育馆"),
+        "omar": publish(database, incident, "عمر حداد", "deceased", minutes=9, age=70),
+    }
+
+
 def review(
     database: Database, report_id: str, value: ReviewValue, note: str = "checked by phone"
 ) -> None:

@@ -42,7 +42,17 @@ from trace_app.domain.reviews import ReviewValue
 from trace_app.store.db import Database
 from trace_app.store.models import LinkDecision, Person, Report
 
-from .conftest import DOMAIN, counts, export, import_doc, new_incident, publish, review, statuses
+from .conftest import (
+    DOMAIN,
+    counts,
+    export,
+    import_doc,
+    new_incident,
+    publish,
+    publish_story,
+    review,
+    statuses,
+)
 from .person_finder_rules import person_finder_parse
 
 REPO = Path(__file__).resolve().parents[3]
@@ -136,24 +146,7 @@ def _incident(database: Database, incident: str) -> dict[str, str]:
     """Every claim status, non-Latin names, alternate names, ages, a first-hand review
     and a "same" decision; report ids by a short key."""
     story = {
-        "maya_missing": publish(database, incident, "Maya Gurung", "missing", age=34),
-        "maya_seen": publish(
-            database, incident, "Maya Gurung", "seen", minutes=10, location="Bus park"
-        ),
-        "maya_admitted": publish(
-            database, incident, "Maya Gurung", "admitted", minutes=20, location="Central Hospital"
-        ),
-        "sunita": publish(
-            database,
-            incident,
-            "सुनिता राई",
-            "missing",
-            minutes=5,
-            alternate_names=("Sunita Rai",),
-            source="Камчатка Relief",
-        ),
-        "wang": publish(database, incident, "王小明", "safe", minutes=7, location="体育馆"),
-        "omar": publish(database, incident, "عمر حداد", "deceased", minutes=9, age=70),
+        **publish_story(database, incident),
         "ram": publish(database, incident, "Ram Thapa", "safe", minutes=11, location="Camp 2"),
         "ram_deva": publish(database, incident, "राम थापा", "missing", minutes=12, age=45),
     }

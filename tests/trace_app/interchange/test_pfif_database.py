@@ -28,39 +28,16 @@ from .conftest import (
     import_doc,
     new_incident,
     publish,
+    publish_story,
     review,
     statuses,
 )
 from .person_finder_rules import person_finder_parse
 
 
-def _story(database: Database, incident: str) -> dict[str, str]:
-    """Every claim status, non-Latin names, an alert opened and one closed."""
-    return {
-        "maya_missing": publish(database, incident, "Maya Gurung", "missing", age=34),
-        "maya_seen": publish(
-            database, incident, "Maya Gurung", "seen", minutes=10, location="Bus park"
-        ),
-        "maya_admitted": publish(
-            database, incident, "Maya Gurung", "admitted", minutes=20, location="Central Hospital"
-        ),
-        "sunita": publish(
-            database,
-            incident,
-            "सुनिता राई",
-            "missing",
-            minutes=5,
-            alternate_names=("Sunita Rai",),
-            source="Камчатка Relief",
-        ),
-        "wang": publish(database, incident, "王小明", "safe", minutes=7, location="体育馆"),
-        "omar": publish(database, incident, "عمر حداد", "deceased", minutes=9, age=70),
-    }
-
-
 def test_export_maps_each_claim_to_a_note_by_the_table(database: Database) -> None:
     incident = new_incident(database)
-    _story(database, incident)
+    publish_story(database, incident)
     persons, notes = person_finder_parse(export(database, incident))
     by_name = {p["full_name"]: p for p in persons}
     assert set(by_name) == {"Maya Gurung", "सुनिता राई", "王小明", "عمر حداد"}
@@ -96,7 +73,7 @@ def test_round_trip_into_a_new_incident_gives_the_same_people_notes_and_statuses
     database: Database,
 ) -> None:
     first = new_incident(database, "Flood")
-    _story(database, first)
+    publish_story(database, first)
     exported = export(database, first)
     copy = new_incident(database, "Flood copy")
     summary = import_doc(database, copy, exported)
@@ -117,7 +94,7 @@ def test_round_trip_into_a_new_incident_gives_the_same_people_notes_and_statuses
 
 def test_importing_the_same_file_twice_adds_nothing(database: Database) -> None:
     first = new_incident(database, "Flood")
-    _story(database, first)
+    publish_story(database, first)
     exported = export(database, first)
     copy = new_incident(database, "Flood copy")
     import_doc(database, copy, exported)
@@ -296,7 +273,7 @@ def test_a_confident_match_attaches_and_says_so(database: Database) -> None:
 
 def test_author_made_contact_only_where_a_person_reviewed_first_hand(database: Database) -> None:
     incident = new_incident(database)
-    story = _story(database, incident)
+    story = publish_story(database, incident)
     reviewed = {
         "maya_missing": ReviewValue.FIRST_HAND,
         "sunita": ReviewValue.NOT_RELIABLE,
