@@ -298,22 +298,11 @@ class _Importer:
         self.names = NameIndex(self.session, self.incident.id, names)
 
     def _recorded(self, kind: str, record_id: str) -> tuple[bool, _PersonRef | None]:
-        """Whether the record was imported into this incident before, and its person."""
-        if (kind, record_id) in self.asked:
-            key = (kind, record_id)
-            return key in self.recorded, self.recorded.get(key)
-        row = self.session.execute(
-            select(InterchangeRecord.person_id, Person.name)
-            .outerjoin(Person, Person.id == InterchangeRecord.person_id)
-            .where(
-                InterchangeRecord.incident_id == self.incident.id,
-                InterchangeRecord.kind == kind,
-                InterchangeRecord.record_id == record_id,
-            )
-        ).first()
-        if row is None:
-            return False, None
-        return True, (_PersonRef(row[0], row[1]) if row[0] is not None else None)
+        """Whether the record was imported into this incident before, and its person
+        (from :meth:`_prefetch`, which every record looked up here went through)."""
+        key = (kind, record_id)
+        assert key in self.asked, f"{kind} {record_id} was not prefetched"
+        return key in self.recorded, self.recorded.get(key)
 
     def _known_person(self, record_id: str) -> tuple[_PersonRef, str] | None:
         if record_id in self.people:
@@ -322,18 +311,9 @@ class _Importer:
         if found and ref is not None:
             return ref, "already imported into this incident"
         local = self._own(record_id)
-        if local is not None:
-            if ("person", record_id) in self.asked:
-                own = self.own_people.get(local)
-            else:
-                person = self.session.get(Person, local)
-                own = (
-                    _PersonRef(person.id, person.name)
-                    if person is not None and person.incident_id == self.incident.id
-                    else None
-                )
-            if own is not None:
-                return own, "this incident's own record"
+        own = self.own_people.get(local) if local is not None else None
+        if own is not None:
+            return own, "this incident's own record"
         return None
 
     def _known_note(self, record_id: str) -> str | None:
@@ -342,14 +322,8 @@ class _Importer:
         if self._recorded("note", record_id)[0]:
             return "already imported into this incident"
         local = self._own(record_id)
-        if local is not None:
-            if ("note", record_id) in self.asked:
-                own = local in self.own_claims
-            else:
-                claim = self.session.get(Claim, local)
-                own = claim is not None and claim.incident_id == self.incident.id
-            if own:
-                return "this incident's own record"
+        if local is not None and local in self.own_claims:
+            return "this incident's own record"
         return None
 
     # -- records -------------------------------------------------------------------
@@ -544,7 +518,8 @@ class _Importer:
 
     def finish(self) -> None:
         """Import the top-level notes whose person came later in the file."""
-        self.asked = set()
+        if self.deferred:
+            self._prefetch(self.deferred)
         for raw in self.deferred:
             record = note_record(raw)
             assert not isinstance(record, InvalidRecord)
