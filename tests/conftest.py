@@ -120,3 +120,14 @@ def pg_url() -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         admin.dispose()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cheap_password_hashing() -> Iterator[None]:
+    """Real Argon2id, at a test cost (1 pass over 8 MiB, 1 lane): hundreds of sign-ins stay
+    quick. ``tests/trace_app/accounts/test_passwords.py`` checks the shipped default cost."""
+    from trace_app.accounts import passwords
+
+    passwords.use_cost(passwords.Argon2Cost(time_cost=1, memory_cost=8192, parallelism=1))
+    yield
+    passwords.use_cost(passwords.DEFAULT_COST)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import typer
 
-from trace_app import incident_cli, interchange_cli, local_cli, server_cli
+from trace_app import accounts_cli, incident_cli, interchange_cli, local_cli, server_cli
 from trace_app.investigation import cli as investigation_cli
 
 app = typer.Typer(help="Trace: disaster people-tracing.", no_args_is_help=True)
@@ -37,6 +37,9 @@ app.command("demo")(local_cli.demo)
 app.command("eval")(local_cli.eval_command)
 app.add_typer(interchange_cli.pfif_app, name="pfif")
 app.add_typer(interchange_cli.import_app, name="import")
+app.add_typer(accounts_cli.user_app, name="user")
+app.add_typer(accounts_cli.token_app, name="token")
+app.command("audit")(accounts_cli.audit)
 
 
 if __name__ == "__main__":

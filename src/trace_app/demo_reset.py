@@ -11,15 +11,27 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from trace_app.demo import seed
+from trace_app.domain import audit
+from trace_app.domain.audit import Actor
 from trace_app.investigation.recorded import recreate_replayed_runs
 from trace_app.settings import TraceSettings
 from trace_app.store.models import Incident
 
 
-def reset(session: Session, settings: TraceSettings) -> Incident:
-    """Delete everything, seed the demo, replay the recorded runs. The caller commits."""
+def reset(session: Session, settings: TraceSettings, *, actor: Actor) -> Incident:
+    """Delete everything, seed the demo, replay the recorded runs (audited as
+    ``demo.reset``; the audit trail itself is never deleted). The caller commits."""
     incident = seed.reset_demo(session)
-    recreate_replayed_runs(session, settings.recorded_investigations)
+    runs = recreate_replayed_runs(session, settings.recorded_investigations)
+    audit.record(
+        session,
+        actor,
+        "demo.reset",
+        object_type="incident",
+        object_id=incident.id,
+        incident_id=incident.id,
+        after={"incident": incident.name, "replayed_runs": runs},
+    )
     return incident
 
 
@@ -28,5 +40,5 @@ def seed_if_empty(session: Session, settings: TraceSettings) -> bool:
     True when it seeded."""
     if not seed.is_empty(session):
         return False
-    reset(session, settings)
+    reset(session, settings, actor=Actor.system("demo seed at start-up"))
     return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from trace_app.cli_support import describe_database, fail, trace_settings
+from trace_app.cli_support import describe_database, fail, operator, trace_settings
 
 app = typer.Typer(help="Incidents on the configured database.", no_args_is_help=True)
 
@@ -23,7 +23,7 @@ def incident_create(
     db = Database.from_settings(settings)
     try:
         with db.session() as session:
-            incident = create_incident(session, name, description)
+            incident = create_incident(session, name, description, actor=operator())
             incident_id, incident_name = incident.id, incident.name
     except InvalidInputError as exc:
         fail(str(exc))

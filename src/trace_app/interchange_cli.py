@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from trace_app.cli_support import fail, trace_settings
+from trace_app.cli_support import fail, operator, trace_settings
 
 pfif_app = typer.Typer(help="PFIF 1.4 interchange (Person Finder).", no_args_is_help=True)
 import_app = typer.Typer(help="Import lists of people.", no_args_is_help=True)
@@ -25,6 +25,7 @@ def pfif_export(
     output: Path = typer.Option(..., "-o", "--output", help="The PFIF file to write."),
 ) -> None:
     """Write the incident as PFIF 1.4 (written whole to a temporary file, then renamed)."""
+    from trace_app.domain import audit
     from trace_app.domain.errors import NotFoundError
     from trace_app.domain.pfif_export import iter_incident_pfif
     from trace_app.store.db import Database
@@ -35,6 +36,16 @@ def pfif_export(
     try:
         with db.sessions() as session:
             chunks = iter_incident_pfif(session, incident_id, domain=settings.pfif_domain)
+            audit.record(
+                session,
+                operator(),
+                "pfif.export",
+                object_type="incident",
+                object_id=incident_id,
+                incident_id=incident_id,
+                after={"format": "PFIF 1.4", "file": output.name},
+            )
+            session.commit()
             fd, temp = tempfile.mkstemp(prefix=".pfif-", dir=target.parent)
             try:
                 with os.fdopen(fd, "wb") as out:
@@ -56,6 +67,7 @@ def pfif_export(
 
 
 def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **extra: str) -> None:
+    from trace_app.domain.audit import require_audit
     from trace_app.domain.errors import TraceError
     from trace_app.domain.pfif_import import ImportRefusedError, import_pfif, import_shelter_csv
     from trace_app.interchange.pfif import PfifError
@@ -69,7 +81,7 @@ def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **e
     db = Database.from_settings(settings)
     by_line = kind == "csv"
     try:
-        with stream, db.sessions() as session:
+        with stream, require_audit(db.sessions()) as session:
             try:
                 session.connection(execution_options=WRITE_TRANSACTION)
                 if kind == "csv":
@@ -81,6 +93,7 @@ def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **e
                         domain=settings.pfif_domain,
                         max_bytes=settings.pfif_max_bytes,
                         skip_invalid=skip_invalid,
+                        actor=operator(),
                     )
                 else:
                     summary = import_pfif(
@@ -90,6 +103,7 @@ def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **e
                         domain=settings.pfif_domain,
                         max_bytes=settings.pfif_max_bytes,
                         skip_invalid=skip_invalid,
+                        actor=operator(),
                     )
                 session.commit()
             except BaseException:

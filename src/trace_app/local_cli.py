@@ -15,7 +15,14 @@ from pathlib import Path
 
 import typer
 
-from trace_app.cli_support import describe_database, fail, model_settings, trace_settings
+from trace_app.cli_support import (
+    describe_database,
+    fail,
+    for_host,
+    model_settings,
+    prepare_accounts,
+    trace_settings,
+)
 
 DEMO_HOST = "127.0.0.1"
 
@@ -34,7 +41,7 @@ def demo(
     from trace_app.local_model import model_for_commands
     from trace_app.web.app import create_app
 
-    settings = dataclasses.replace(trace_settings(), demo=True)
+    settings = for_host(dataclasses.replace(trace_settings(), demo=True), DEMO_HOST)
     configured = model_settings()
     settings.ensure_home()
     try:
@@ -58,11 +65,14 @@ def demo(
                 # restarted with bounded backoff if it dies; checks wait for it
                 health = choice.local_server.watch().unavailable_reason
             web_app = create_app(settings, model=model, model_health=health)
+            prepare_accounts(settings)
             typer.echo(
                 f"Trace on http://{DEMO_HOST}:{port}  (database: {describe_database(settings)}); "
                 "Ctrl-C stops it and the model server."
             )
-            uvicorn.run(web_app, host=DEMO_HOST, port=port, log_level="warning")
+            uvicorn.run(
+                web_app, host=DEMO_HOST, port=port, log_level="warning", proxy_headers=False
+            )
     except NotConfigured as exc:
         fail(exc.message)
 

@@ -6,7 +6,14 @@ import dataclasses
 
 import typer
 
-from trace_app.cli_support import describe_database, model_settings, trace_settings
+from trace_app.cli_support import (
+    describe_database,
+    for_host,
+    model_settings,
+    operator,
+    prepare_accounts,
+    trace_settings,
+)
 
 
 def serve(
@@ -21,13 +28,17 @@ def serve(
 
     from trace_app.web.app import create_app
 
-    settings = trace_settings()
+    settings = for_host(trace_settings(), host)
     model = model_settings()
     if demo:
         settings = dataclasses.replace(settings, demo=True)
+    web_app = create_app(settings, model=model)  # migrates, and seeds a demo server
+    prepare_accounts(settings)
     kind = "demo server" if settings.demo else "no demo data, no Reset"
     typer.echo(f"Trace on http://{host}:{port}  ({kind}; database: {describe_database(settings)})")
-    uvicorn.run(create_app(settings, model=model), host=host, port=port, log_level="info")
+    # Forwarded headers are read by the app, from TRACE_TRUSTED_PROXIES only; uvicorn's own
+    # reading (which trusts loopback by default) is off.
+    uvicorn.run(web_app, host=host, port=port, log_level="info", proxy_headers=False)
 
 
 def reset() -> None:
@@ -40,7 +51,7 @@ def reset() -> None:
     db = Database.from_settings(settings)
     try:
         with db.session() as session:
-            incident = demo_reset.reset(session, settings)
+            incident = demo_reset.reset(session, settings, actor=operator())
         with db.session() as session:
             summary = next(s for s in list_incidents(session) if s.incident.id == incident.id)
     finally:

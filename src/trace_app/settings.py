@@ -13,6 +13,14 @@
 | ``TRACE_PFIF_MAX_BYTES`` | ``67108864`` | largest PFIF or CSV file read (64 MiB) |
 | ``TRACE_RECORDED_INVESTIGATIONS`` | the checkout's ``demo/`` file | runs Reset replays |
 | ``TRACE_MODEL_REQUEST_CAP`` | ``200`` | the model ledger's lifetime request cap, 1-1000 |
+| ``TRACE_ALLOWED_HOSTS`` | the bound host | ``Host`` names the server answers (others: 400) |
+| ``TRACE_TRUSTED_PROXIES`` | none | proxy addresses whose ``X-Forwarded-For``/``-Proto`` count |
+| ``TRACE_SESSION_IDLE_MINUTES`` | ``30`` | a signed-in session ends after this long unused |
+| ``TRACE_SESSION_MAX_HOURS`` | ``12`` | and this long after sign-in, whatever happens |
+| ``TRACE_COOKIE_SECURE`` | ``auto`` | ``auto``: ``Secure`` cookies over HTTPS; ``always`` |
+| ``TRACE_LOGIN_LIMIT`` | ``5/minute`` | failed sign-ins per account name |
+| ``TRACE_LOGIN_LIMIT_ADDRESS`` | ``20/minute`` | failed sign-ins per client address |
+| ``TRACE_PUBLISH_LIMIT`` | ``120/minute`` | reports published per account or token |
 
 The model's settings (which model, its key, the passphrase, the audit log) are
 :class:`trace_app.investigation.model_settings.ModelSettings`. These two classes are the
@@ -39,6 +47,9 @@ HOME_DIRNAME = ".trace-local"
 RECORDED_INVESTIGATIONS_ENV = "TRACE_RECORDED_INVESTIGATIONS"
 REQUEST_CAP_ENV = "TRACE_MODEL_REQUEST_CAP"
 DEFAULT_REQUEST_CAP = 200
+# Without TRACE_ALLOWED_HOSTS: `trace serve` answers to the host it is bound to, and an app
+# made in code to the loopback names.
+DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost")
 
 
 class SettingsError(ValueError):
@@ -74,6 +85,17 @@ class TraceSettings:
     recorded_investigations: Path | None = None
     # the model ledger's lifetime request cap (clamped to 1-1000 by modelgate)
     request_cap: int = DEFAULT_REQUEST_CAP
+    # the edge (docs/trace.md "Accounts and access"): Host names answered, proxies trusted
+    allowed_hosts: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()
+    # sessions: idle and absolute timeouts; Secure cookies over HTTPS ("auto") or always
+    session_idle_minutes: int = 30
+    session_max_hours: int = 12
+    cookie_secure: str = "auto"
+    # throttles (limits strings): failed sign-ins per account and per address, publishing
+    login_limit: str = "5/minute"
+    login_limit_address: str = "20/minute"
+    publish_limit: str = "120/minute"
 
     @classmethod
     def from_env(
@@ -122,6 +144,9 @@ class TraceSettings:
         from modelgate.ledger import cap_from_env  # not at the top: keeps `trace --help` fast
 
         cap = cap_from_env(REQUEST_CAP_ENV, DEFAULT_REQUEST_CAP, env)
+        secure = env.get("TRACE_COOKIE_SECURE", "").strip().lower() or "auto"
+        if secure not in {"auto", "always"}:
+            raise SettingsError(f"TRACE_COOKIE_SECURE must be auto or always, not {secure!r}")
         return cls(
             home=home,
             database_url=normalize_database_url(url),
@@ -134,6 +159,14 @@ class TraceSettings:
             pfif_max_bytes=pfif_max,
             recorded_investigations=Path(recorded).expanduser() if recorded else None,
             request_cap=cap,
+            allowed_hosts=_names(env, "TRACE_ALLOWED_HOSTS"),
+            trusted_proxies=_names(env, "TRACE_TRUSTED_PROXIES"),
+            session_idle_minutes=_whole(env, "TRACE_SESSION_IDLE_MINUTES", 30, 1, 24 * 60),
+            session_max_hours=_whole(env, "TRACE_SESSION_MAX_HOURS", 12, 1, 24 * 30),
+            cookie_secure=secure,
+            login_limit=_rate(env, "TRACE_LOGIN_LIMIT", "5/minute"),
+            login_limit_address=_rate(env, "TRACE_LOGIN_LIMIT_ADDRESS", "20/minute"),
+            publish_limit=_rate(env, "TRACE_PUBLISH_LIMIT", "120/minute"),
         )
 
     @property
@@ -153,6 +186,22 @@ class TraceSettings:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
         return self.home
+
+
+def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated list (host names, proxy addresses); empty items are dropped."""
+    return tuple(item.strip() for item in env.get(name, "").split(",") if item.strip())
+
+
+def _whole(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = env.get(name, "").strip()
+    try:
+        value = int(raw) if raw else default
+    except ValueError as exc:
+        raise SettingsError(f"{name} must be a whole number: {raw!r}") from exc
+    if not low <= value <= high:
+        raise SettingsError(f"{name} must be from {low} to {high}, not {value}")
+    return value
 
 
 def _rate(env: Mapping[str, str], name: str, default: str) -> str:

@@ -135,12 +135,13 @@ def sqlite_settings(tmp_path: Path) -> TraceSettings:
 
 @pytest.fixture
 def web(sqlite_settings: TraceSettings) -> Iterator[Any]:
-    """A TestClient on a fresh app with the seeded demo (SQLite in a temp folder)."""
-    from fastapi.testclient import TestClient
+    """A TestClient on a fresh app with the seeded demo (SQLite in a temp folder), signed in
+    as an admin of every incident (a real account, a real session)."""
+    from accounts_helpers import signed_in
 
     from trace_app.web.app import create_app
 
-    with TestClient(create_app(sqlite_settings), follow_redirects=False) as client:
+    with signed_in(create_app(sqlite_settings)) as client:
         yield client
 
 

@@ -30,6 +30,7 @@ from trace_app.domain.publish import (
     find_or_create_organization,
     publish_report,
 )
+from trace_app.store.account_models import Membership
 from trace_app.store.models import (
     Alert,
     Claim,
@@ -97,9 +98,14 @@ def seed_demo(session: Session) -> Incident:
 
 
 def clear_all(session: Session) -> None:
-    """Delete every Trace record (not the ledger, not any file)."""
+    """Delete every Trace record (not the ledger, not any file), but not the accounts, their
+    memberships' organisations or the audit trail: people keep signing in after a reset."""
+    members = select(Membership.organization_id).where(Membership.organization_id.is_not(None))
     for table in _TABLES_IN_DELETE_ORDER:
-        session.execute(delete(table))
+        query = delete(table)
+        if table is Organization:
+            query = query.where(Organization.id.not_in(members))
+        session.execute(query)
     session.expunge_all()
 
 

@@ -28,6 +28,8 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from trace_app.domain import audit
+from trace_app.domain.audit import Actor
 from trace_app.domain.errors import AlertClosedError, NotFoundError
 from trace_app.domain.text import clean_note
 from trace_app.store.models import Alert, AlertState, Claim, ClaimStatus, Report
@@ -138,10 +140,10 @@ def _close_open_alerts(claim: Claim, reported_at: datetime, state: PersonAlerts)
     state.closing_claims.append(ClosingClaim(reported_at, claim.position, claim.id))
 
 
-def close_alert(session: Session, alert_id: str, note: str) -> Alert:
-    """A person closes an open alert with a note. Raises :class:`NotFoundError` for an
-    unknown alert, :class:`AlertClosedError` when it is already closed and
-    :class:`InvalidInputError` for an empty note. The caller commits."""
+def close_alert(session: Session, alert_id: str, note: str, *, actor: Actor) -> Alert:
+    """``actor`` closes an open alert with a note (audited as ``alert.close``). Raises
+    :class:`NotFoundError` for an unknown alert, :class:`AlertClosedError` when it is
+    already closed and :class:`InvalidInputError` for an empty note. The caller commits."""
     text = clean_note(note, "Write a note that says why the alert is closed.")
     alert = session.get(Alert, alert_id, with_for_update=True)
     if alert is None:
@@ -151,5 +153,17 @@ def close_alert(session: Session, alert_id: str, note: str) -> Alert:
     alert.state = AlertState.CLOSED.value
     alert.close_note = text
     alert.closed_at = utc_now()
+    alert.closed_by = actor.name
     session.flush()
+    audit.record(
+        session,
+        actor,
+        "alert.close",
+        object_type="alert",
+        object_id=alert.id,
+        incident_id=alert.incident_id,
+        touched=[f"person:{alert.person_id}"],
+        before={"state": AlertState.OPEN.value},
+        after={"state": AlertState.CLOSED.value, "note": text},
+    )
     return alert

@@ -12,6 +12,8 @@ import unicodedata
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from trace_app.domain import audit
+from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError
 from trace_app.domain.text import clean_name
 from trace_app.store.models import Incident
@@ -25,8 +27,11 @@ def _has_control(text: str, allowed: str = "") -> bool:
     return any(unicodedata.category(ch) == "Cc" and ch not in allowed for ch in text)
 
 
-def create_incident(session: Session, name: str, description: str = "") -> Incident:
-    """Add an incident; raise :class:`InvalidInputError` (nothing added) for an empty,
+def create_incident(
+    session: Session, name: str, description: str = "", *, actor: Actor
+) -> Incident:
+    """Add an incident (audited as ``incident.create``); raise :class:`InvalidInputError`
+    (nothing added) for an empty,
     too long or already used name, or a description that cannot be stored. The caller
     commits."""
     display = clean_name(name)
@@ -51,4 +56,13 @@ def create_incident(session: Session, name: str, description: str = "") -> Incid
     incident = Incident(id=new_id("inc"), name=display, description=text, created_at=utc_now())
     session.add(incident)
     session.flush()
+    audit.record(
+        session,
+        actor,
+        "incident.create",
+        object_type="incident",
+        object_id=incident.id,
+        incident_id=incident.id,
+        after={"name": display},
+    )
     return incident

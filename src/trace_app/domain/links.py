@@ -24,6 +24,8 @@ from datetime import datetime
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from trace_app.domain import audit
+from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.text import clean_note
 from trace_app.store.db import WRITE_TRANSACTION
@@ -44,6 +46,7 @@ class LinkView:
     decided_at: datetime
     decided_on_person_id: str
     current: bool  # the newest decision of its pair
+    decided_by: str = ""  # the account that decided ("" before accounts existed)
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:
@@ -56,8 +59,11 @@ def decide_link(
     other_person_id: str,
     decision: LinkDecision,
     note: str,
+    *,
+    actor: Actor,
 ) -> PersonLink:
-    """Record a person's decision about ``person_id`` and ``other_person_id``.
+    """Record ``actor``'s decision (audited as ``link.decide``) about ``person_id`` and
+    ``other_person_id``.
 
     Raises :class:`NotFoundError` for an unknown person and :class:`InvalidInputError`
     for a blank or too long note, the same person twice, two incidents, or "undecided"
@@ -96,9 +102,21 @@ def decide_link(
         note=text,
         decided_at=utc_now(),
         sequence=(last.sequence if last else 0) + 1,
+        decided_by=actor.name,
     )
     session.add(link)
     session.flush()
+    audit.record(
+        session,
+        actor,
+        "link.decide",
+        object_type="person_link",
+        object_id=link.id,
+        incident_id=person.incident_id,
+        touched=[f"person:{a}", f"person:{b}"],
+        before={"decision": last.decision if last else LinkDecision.UNDECIDED.value},
+        after={"decision": decision.value, "note": text},
+    )
     return link
 
 
@@ -108,13 +126,15 @@ def decide_link_and_commit(
     other_person_id: str,
     decision: LinkDecision,
     note: str,
+    *,
+    actor: Actor,
 ) -> PersonLink:
     """:func:`decide_link` in its own write transaction (SQLite: BEGIN IMMEDIATE, so two
     decisions about one pair never take the same place), committed; rolled back on
     any error."""
     try:
         session.connection(execution_options=WRITE_TRANSACTION)
-        link = decide_link(session, person_id, other_person_id, decision, note)
+        link = decide_link(session, person_id, other_person_id, decision, note, actor=actor)
         session.commit()
     except BaseException:
         session.rollback()
@@ -153,6 +173,7 @@ def link_history(session: Session, person_id: str) -> list[LinkView]:
             decided_at=link.decided_at,
             decided_on_person_id=link.decided_on_person_id,
             current=link.sequence == newest[(link.person_a_id, link.person_b_id)],
+            decided_by=link.decided_by,
         )
         for link, other_name in rows
     ]

@@ -35,7 +35,8 @@ from pydantic import ValidationError
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from trace_app.domain import interchange_people
+from trace_app.domain import audit, interchange_people
+from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError, NotFoundError, PublishError, TraceError
 from trace_app.domain.identity import MAX_ALTERNATE_NAMES, NameIndex
 from trace_app.domain.publish import (
@@ -550,8 +551,10 @@ def import_pfif(
     domain: str,
     max_bytes: int = DEFAULT_MAX_BYTES,
     skip_invalid: bool = False,
+    actor: Actor,
 ) -> ImportSummary:
-    """Import a PFIF document into the incident (see the module docstring); the caller
+    """Import a PFIF document into the incident (see the module docstring), audited as
+    ``pfif.import`` (one row for the whole file, with its counts); the caller
     commits, or rolls back on any exception. Raises :class:`NotFoundError` for an
     unknown incident, :class:`ImportRefusedError` for invalid records without
     ``skip_invalid``, and a ``PfifError`` for a document that cannot be read."""
@@ -565,7 +568,28 @@ def import_pfif(
     if importer.summary.invalid_count and not skip_invalid:
         raise ImportRefusedError(importer.summary)
     session.flush()
+    _audit_import(session, actor, "pfif.import", incident, importer.summary)
     return importer.summary
+
+
+def _audit_import(
+    session: Session, actor: Actor, action: str, incident: Incident, summary: ImportSummary
+) -> None:
+    audit.record(
+        session,
+        actor,
+        action,
+        object_type="incident",
+        object_id=incident.id,
+        incident_id=incident.id,
+        after={
+            "people_added": summary.people_added,
+            "people_matched": summary.people_matched,
+            "notes_added": summary.notes_added,
+            "skipped": summary.skipped_count,
+            "invalid_skipped": summary.invalid_count,
+        },
+    )
 
 
 def _row_problems(importer: _Importer, raw: RawRecord) -> list[str]:
@@ -600,8 +624,10 @@ def import_shelter_csv(
     domain: str,
     max_bytes: int = DEFAULT_MAX_BYTES,
     skip_invalid: bool = False,
+    actor: Actor,
 ) -> ImportSummary:
-    """Import a shelter list (CSV, columns in :mod:`trace_app.interchange.shelter_csv`)
+    """Import a shelter list (CSV, columns in :mod:`trace_app.interchange.shelter_csv`;
+    audited as ``csv.import``)
     as reports from ``source_name``, by the same rules as a PFIF import: each row is a
     person with one note, invalid rows are listed by line number (``index``), all or
     nothing unless ``skip_invalid``; the same file twice adds nothing."""
@@ -635,4 +661,5 @@ def import_shelter_csv(
     if importer.summary.invalid_count and not skip_invalid:
         raise ImportRefusedError(importer.summary, unit="row")
     session.flush()
+    _audit_import(session, actor, "csv.import", incident, importer.summary)
     return importer.summary

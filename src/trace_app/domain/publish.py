@@ -15,15 +15,17 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 from pydantic_core import PydanticCustomError
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from trace_app.domain import audit
 from trace_app.domain.alerts import apply_alert_rule, load_alert_states
+from trace_app.domain.audit import Actor
 from trace_app.domain.errors import (
     EmptyReportError,
     InvalidReportError,
@@ -77,7 +79,8 @@ class PersonInput(BaseModel):
     name: PersonNameText = Field(
         default="", description="The person's name; stored in NFC with whitespace collapsed."
     )
-    age: int | None = Field(default=None, ge=0, le=MAX_AGE)
+    # strict: JSON ``true`` is not an age
+    age: Annotated[int, Strict()] | None = Field(default=None, ge=0, le=MAX_AGE)
     alternate_names: list[PersonNameText] = Field(
         default_factory=list,
         max_length=MAX_ALTERNATE_NAMES,
@@ -102,8 +105,9 @@ class PersonInput(BaseModel):
         return value
 
 
-class PublishReportInput(BaseModel):
-    """What an organisation publishes. The JSON schema states every limit exactly
+class ReportContent(BaseModel):
+    """What a report says, without who says it: the API's body (the source is the
+    signed-in member's organisation, never a field). The JSON schema states every limit exactly
     (lengths, refused characters, the age range); a report time must lie between
     1900 and a few minutes from now. Summary, text and person default to empty so that a
     missing field gets the same message as an empty one (the schema marks them required)."""
@@ -114,9 +118,6 @@ class PublishReportInput(BaseModel):
     )
 
     incident_id: IdText
-    source: SourceNameText = Field(
-        description="The publishing organisation; an unknown name creates it."
-    )
     summary: SummaryText = ""
     original_text: ReportText = ""
     reported_at: datetime | None = Field(
@@ -150,6 +151,20 @@ class PublishReportInput(BaseModel):
                 "time_future", "is in the future; a report tells what has already happened"
             )
         return when
+
+
+class PublishReportInput(ReportContent):
+    """A report and its source (an organisation's name; an unknown name creates it): what
+    :func:`publish_report` takes from the web layer, the imports and the demo seed."""
+
+    source: SourceNameText = Field(
+        description="The publishing organisation; an unknown name creates it."
+    )
+
+    @classmethod
+    def from_content(cls, content: ReportContent, source: str) -> PublishReportInput:
+        fields = {name: getattr(content, name) for name in ReportContent.model_fields}
+        return cls.model_validate({**fields, "source": source})
 
 
 def validate_report(data: PublishReportInput) -> None:
@@ -300,10 +315,11 @@ def _sqlite_locked(error: OperationalError) -> bool:
     )
 
 
-def publish_and_commit(session: Session, data: PublishReportInput) -> Report:
-    """Publish and commit; on a unique-name race (another request created the same
-    organisation, or gave the person the same alternate name, first) roll back and try
-    once more, which then finds it.
+def publish_and_commit(session: Session, data: PublishReportInput, *, actor: Actor) -> Report:
+    """Publish and commit, with the audit row (``report.publish``) in the same
+    transaction. On a unique-name race (another request created the same organisation, or
+    gave the person the same alternate name, first) roll back and try once more, which
+    then finds it.
     On SQLite, a write lock still held by another writer after the busy timeout
     ("database is locked") rolls back and tries again, for up to ``LOCKED_RETRY_S``.
 
@@ -316,6 +332,21 @@ def publish_and_commit(session: Session, data: PublishReportInput) -> Report:
         try:
             session.connection(execution_options=WRITE_TRANSACTION)  # SQLite: BEGIN IMMEDIATE
             report = publish_report(session, data)
+            audit.record(
+                session,
+                actor,
+                "report.publish",
+                object_type="report",
+                object_id=report.id,
+                incident_id=report.incident_id,
+                touched=[f"person:{report.person_id}"],
+                after={
+                    "source": data.source,
+                    "person": report.person_name,
+                    "status": report.status,
+                    "location": report.location,
+                },
+            )
             session.commit()
             return report
         except IntegrityError:

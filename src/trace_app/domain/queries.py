@@ -134,6 +134,7 @@ class AlertListing:
     closed_at: datetime | None = None
     closed_by_claim_id: str | None = None
     close_note: str | None = None
+    closed_by: str | None = None  # the account that closed it by hand
 
 
 # The People page's statements are built once (bound parameters only): building a
@@ -182,6 +183,7 @@ _ALERT_COLUMNS = (
         Alert.closed_at,
         Alert.closed_by_claim_id,
         Alert.close_note,
+        Alert.closed_by,
     )
     .join(Person, Person.id == Alert.person_id)
     .join(Claim, Claim.id == Alert.claim_id)
@@ -339,3 +341,12 @@ def get_report(session: Session, report_id: str) -> Report:
 
 def list_organizations(session: Session) -> list[Organization]:
     return list(session.scalars(select(Organization).order_by(Organization.name_key)).all())
+
+
+def incident_of(session: Session, kind: type[Report | Person | Alert], record_id: str) -> str:
+    """The incident a report, person or alert belongs to (for the object-level access
+    check); :class:`NotFoundError` for an unknown id."""
+    found = session.scalar(select(kind.incident_id).where(kind.id == record_id))
+    if found is None:
+        raise NotFoundError(f"No {kind.__name__.lower()} with id {record_id!r}.")
+    return str(found)

@@ -18,7 +18,9 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from trace_app.domain import audit
 from trace_app.domain import text as text_rules
+from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.store.models import InvestigationRun, Report, ReviewDecision
 from trace_app.store.types import new_id, utc_now
@@ -77,9 +79,10 @@ def parse_value(value: str) -> ReviewValue:
 
 
 def record_review(
-    session: Session, run: InvestigationRun, decision: ReviewValue, note: str
+    session: Session, run: InvestigationRun, decision: ReviewValue, note: str, *, actor: Actor
 ) -> ReviewDecision:
-    """Append a person's decision about ``run`` (a saved run of a report). The caller
+    """Append ``actor``'s decision (audited as ``review.decide``) about ``run`` (a saved
+    run of a report). The caller
     checks that the run may be decided, holds the report's lock and commits.
 
     The report's row is locked (PostgreSQL) so that two decisions at once get
@@ -103,9 +106,21 @@ def record_review(
         decision=decision.value,
         note=text,
         decided_at=utc_now(),
+        decided_by=actor.name,
     )
     session.add(row)
     session.flush()
+    audit.record(
+        session,
+        actor,
+        "review.decide",
+        object_type="report",
+        object_id=report.id,
+        incident_id=report.incident_id,
+        touched=[f"investigation_run:{run.id}", f"review_decision:{row.id}"],
+        before={"status": run.status},
+        after={"decision": decision.value, "note": text},
+    )
     return row
 
 

@@ -30,6 +30,8 @@ from xml.etree.ElementTree import ParseError
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import iterparse
 
+from trace_app.interchange.formulas import neutralize
+
 PFIF_1_4_NS = "http://zesty.ca/pfif/1.4"
 NAMESPACES: dict[str, str] = {
     "http://zesty.ca/pfif/1.1": "1.1",
@@ -273,7 +275,7 @@ def xml_text(value: str) -> str:
 
 
 def _element(name: str, value: str, indent: str) -> str:
-    return f"{indent}<pfif:{name}>{xml_text(value)}</pfif:{name}>\n"
+    return f"{indent}<pfif:{name}>{xml_text(neutralize(value))}</pfif:{name}>\n"
 
 
 def _record(kind: str, names: tuple[str, ...], fields: Mapping[str, str], indent: str) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from trace_app.domain import reviews
+from trace_app.domain.audit import Actor
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.queries import Page
 from trace_app.domain.reviews import ReviewRefusedError, ReviewValue
@@ -85,8 +86,10 @@ def awaiting_result(
     return run, result
 
 
-def decide(session: Session, report_id: str, decision: ReviewValue, note: str) -> ReviewDecision:
-    """Record a person's decision on the report's NEEDS_REVIEW result and commit.
+def decide(
+    session: Session, report_id: str, decision: ReviewValue, note: str, *, actor: Actor
+) -> ReviewDecision:
+    """Record ``actor``'s decision on the report's NEEDS_REVIEW result and commit.
 
     Raises :class:`NotFoundError`, :class:`ReviewRefusedError` or ``InvalidInputError`` (a
     blank or overlong note) with nothing written. The saved run is never changed."""
@@ -94,7 +97,7 @@ def decide(session: Session, report_id: str, decision: ReviewValue, note: str) -
     try:
         session.connection(execution_options=WRITE_TRANSACTION)  # SQLite: BEGIN IMMEDIATE
         run, _result = awaiting_result(session, report_id)
-        row = reviews.record_review(session, run, decision, note)
+        row = reviews.record_review(session, run, decision, note, actor=actor)
         session.commit()
     except BaseException:
         session.rollback()

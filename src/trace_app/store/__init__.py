@@ -1,5 +1,6 @@
 """Trace's storage: typed SQLAlchemy models, engine/session helpers and migrations."""
 
+from trace_app.store.account_models import ApiToken, AuditEvent, Membership, User, WebSession
 from trace_app.store.db import Database, make_engine, migrate
 from trace_app.store.interchange_models import InterchangeRecord
 from trace_app.store.models import (
@@ -19,6 +20,8 @@ from trace_app.store.types import new_id, utc_now
 __all__ = [
     "Alert",
     "AlertState",
+    "ApiToken",
+    "AuditEvent",
     "Base",
     "Claim",
     "ClaimStatus",
@@ -26,9 +29,12 @@ __all__ = [
     "Incident",
     "InterchangeRecord",
     "InvestigationRun",
+    "Membership",
     "Organization",
     "Person",
     "Report",
+    "User",
+    "WebSession",
     "make_engine",
     "migrate",
     "new_id",

@@ -169,6 +169,8 @@ class PersonLink(Base):
     note: Mapped[str] = mapped_column(Text, default="")
     decided_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     sequence: Mapped[int] = mapped_column(Integer, default=1)
+    # who decided (an account's name); empty for decisions made before accounts existed
+    decided_by: Mapped[str] = mapped_column(String(200), default="", server_default="")
 
 
 class Report(Base):
@@ -247,6 +249,8 @@ class Alert(Base):
         ForeignKey("claims.id", ondelete="CASCADE"), nullable=True, index=True
     )
     close_note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # who closed it by hand (an account's name); null when closed by rule or still open
+    closed_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
     person: Mapped[Person] = relationship()
     claim: Mapped[Claim] = relationship(foreign_keys=[claim_id])
@@ -319,3 +323,5 @@ class ReviewDecision(Base):
     decision: Mapped[str] = mapped_column(String(40))
     note: Mapped[str] = mapped_column(Text)
     decided_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # who decided (an account's name); empty for decisions made before accounts existed
+    decided_by: Mapped[str] = mapped_column(String(200), default="", server_default="")

@@ -15,13 +15,24 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from trace_app import demo_reset
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
 from trace_app.domain import alerts, queries, search
-from trace_app.domain.errors import AlertClosedError, NotFoundError, PublishError
-from trace_app.domain.publish import PublishReportInput, publish_and_commit
+from trace_app.domain.errors import (
+    AlertClosedError,
+    InvalidInputError,
+    NotFoundError,
+    PublishError,
+)
+from trace_app.domain.incidents import MAX_DESCRIPTION_CHARACTERS as MAX_INCIDENT_DESCRIPTION
+from trace_app.domain.incidents import MAX_NAME_CHARACTERS as MAX_INCIDENT_NAME
+from trace_app.domain.incidents import create_incident
+from trace_app.domain.publish import PublishReportInput, ReportContent, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
 from trace_app.domain.search import AlertFilter
-from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, NoteText
-from trace_app.store.models import AlertState, ClaimStatus, Report
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, NoteText, SourceNameText
+from trace_app.store.models import Alert, AlertState, ClaimStatus, Report
+from trace_app.web.auth import authorize, authorize_record, needs, reporting_organization
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
 from trace_app.web.errors import (
     COMMON_RESPONSES,
@@ -161,6 +172,9 @@ class AlertOut(BaseModel):
         description="The later safe, admitted or deceased claim that closed it by rule."
     )
     close_note: str | None = Field(description="The note of the person who closed it.")
+    closed_by: str | None = Field(
+        default=None, description="The account that closed it by hand; null otherwise."
+    )
 
     @classmethod
     def of(cls, alert: AlertListing) -> AlertOut:
@@ -176,6 +190,7 @@ class AlertOut(BaseModel):
             closed_at=alert.closed_at,
             closed_by_claim_id=alert.closed_by_claim_id,
             close_note=alert.close_note,
+            closed_by=alert.closed_by,
         )
 
 
@@ -207,6 +222,16 @@ class ResetOut(BaseModel):
     open_alerts: int
 
 
+class ReportIn(ReportContent):
+    """A report to publish. Its source is the signed-in member's organisation in the
+    incident: leave ``source`` out, or name that organisation; another name is refused."""
+
+    source: SourceNameText | None = Field(
+        default=None,
+        description="Your organisation (from your account); any other name is refused (403).",
+    )
+
+
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "description": "Unknown id"}}
 
 
@@ -215,20 +240,38 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "descript
     status_code=201,
     response_model=ReportOut,
     responses={
-        403: {"model": ErrorOut, "description": "Cross-site request"},
+        403: {"model": ErrorOut, "description": "Cross-site request, or not allowed"},
         404: {"model": ErrorOut, "description": "No such incident"},
         422: {
             "model": ValidationErrorOut,
             "description": "Empty summary or text (code empty_report), or another bad field",
         },
+        429: {"model": ErrorOut, "description": "Too many reports from this account"},
     },
 )
 def create_report(
-    data: PublishReportInput, session: Session = Depends(get_session)
+    request: Request,
+    data: ReportIn,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.REPORTS_WRITE),
 ) -> ReportOut | JSONResponse:
-    """Publish a report (the same function as the Organizations form)."""
+    """Publish a report (the same function as the publish form) for the signed-in
+    member's organisation in this incident: the source is the account's, never a field."""
+    authorize(principal, Permission.REPORTS_WRITE, data.incident_id)
+    source = reporting_organization(principal, data.incident_id, data.source)
+    refusal = request.app.state.publish_limiter.refusal(principal.token_id or principal.user_id)
+    if refusal is not None:
+        return JSONResponse(
+            {"detail": refusal.message, "code": "too_many_reports"},
+            status_code=429,
+            headers={"Retry-After": str(refusal.retry_after_s)},
+        )
     try:
-        report = publish_and_commit(session, data)
+        report = publish_and_commit(
+            session,
+            PublishReportInput.from_content(data, source),
+            actor=principal.actor,
+        )
     except PublishError as exc:
         session.rollback()
         return trace_error_response(422, exc)
@@ -239,7 +282,10 @@ def create_report(
 
 
 @router.get("/incidents", response_model=IncidentList)
-def list_incidents(session: Session = Depends(get_session)) -> IncidentList:
+def list_incidents(
+    session: Session = Depends(get_session), principal: Principal = needs(Permission.READ)
+) -> IncidentList:
+    """The incidents this account is a member of, with their counts."""
     return IncidentList(
         items=[
             IncidentOut(
@@ -251,7 +297,48 @@ def list_incidents(session: Session = Depends(get_session)) -> IncidentList:
                 open_alerts=s.open_alerts,
             )
             for s in queries.list_incidents(session)
+            if principal.may_see(s.incident.id)
         ]
+    )
+
+
+class IncidentIn(BaseModel):
+    """A new incident: a name no other incident has (any case), and what it is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=MAX_INCIDENT_NAME)
+    description: str = Field(default="", max_length=MAX_INCIDENT_DESCRIPTION)
+
+
+@router.post(
+    "/incidents",
+    status_code=201,
+    response_model=IncidentOut,
+    responses={
+        403: {"model": ErrorOut, "description": "Cross-site request, or not a coordinator"},
+        422: {"model": ValidationErrorOut, "description": "A bad or already used name"},
+    },
+)
+def create_incident_api(
+    data: IncidentIn,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.INCIDENTS_WRITE),
+) -> IncidentOut | JSONResponse:
+    """A coordinator of every incident opens a new incident (audited)."""
+    try:
+        incident = create_incident(session, data.name, data.description, actor=principal.actor)
+        session.commit()
+    except InvalidInputError as exc:
+        session.rollback()
+        return trace_error_response(422, exc)
+    return IncidentOut(
+        id=incident.id,
+        name=incident.name,
+        description=incident.description,
+        reports=0,
+        people=0,
+        open_alerts=0,
     )
 
 
@@ -261,7 +348,9 @@ def list_reports(
     offset: Offset = 0,
     limit: Limit = 100,
     session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> ReportPage | JSONResponse:
+    authorize(principal, Permission.READ, incident_id)
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
@@ -277,9 +366,13 @@ def list_reports(
 
 @router.get("/reports/{report_id}", response_model=ReportOut, responses=NOT_FOUND)
 def get_report(
-    report_id: ReportId, session: Session = Depends(get_session)
+    request: Request,
+    report_id: ReportId,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> ReportOut | JSONResponse:
     try:
+        authorize_record(request, principal, Permission.READ, Report, report_id)
         return ReportOut.of(queries.get_report(session, report_id))
     except NotFoundError as exc:
         return trace_error_response(404, exc)
@@ -295,12 +388,14 @@ def list_people(
     offset: Offset = 0,
     limit: Limit = 100,
     session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> PeoplePage | JSONResponse:
     """The incident's people. Without ``q`` or a filter: by name. With them: the people
     whose name matches ``q`` (ignoring case, accents and script, tolerating typos), best
     first, then in natural order; ``status`` is the latest claim's status, ``alert=open``
     people with an open alert, ``alert=closed`` people whose alerts are all closed,
     ``organization`` people that organisation reported on."""
+    authorize(principal, Permission.READ, incident_id)
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
@@ -333,8 +428,10 @@ def list_alerts(
     offset: Offset = 0,
     limit: Limit = 100,
     session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> AlertPage | JSONResponse:
     """The incident's alerts in one state (default open), newest first."""
+    authorize(principal, Permission.READ, incident_id)
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
@@ -358,11 +455,16 @@ def list_alerts(
     },
 )
 def close_alert(
-    alert_id: AlertId, data: CloseAlertIn, session: Session = Depends(get_session)
+    request: Request,
+    alert_id: AlertId,
+    data: CloseAlertIn,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.ALERTS_WRITE),
 ) -> AlertOut | JSONResponse:
-    """A person closes an open alert with a note."""
+    """A reviewer closes an open alert with a note (recorded with their name)."""
     try:
-        alert = alerts.close_alert(session, alert_id, data.note)
+        authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
+        alert = alerts.close_alert(session, alert_id, data.note, actor=principal.actor)
         session.commit()
     except NotFoundError as exc:
         session.rollback()
@@ -379,14 +481,18 @@ def close_alert(
     responses={403: {"model": ErrorOut, "description": "Not a demo server (code demo_only)"}},
 )
 def reset(
-    request: Request, _body: ResetIn, session: Session = Depends(get_session)
+    request: Request,
+    _body: ResetIn,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.DEMO_RESET),
 ) -> ResetOut | JSONResponse:
     """Delete everything (investigation runs included) and seed the demo again.
 
     Only on a demo server (``trace demo``, ``trace serve --demo``); elsewhere 403."""
     if not is_demo(request):
         return JSONResponse({"detail": DEMO_ONLY_MESSAGE, "code": "demo_only"}, status_code=403)
-    incident = demo_reset.reset(session, request.app.state.settings)
+    authorize(principal, Permission.DEMO_RESET, None)  # it deletes every incident's records
+    incident = demo_reset.reset(session, request.app.state.settings, actor=principal.actor)
     session.commit()
     summary = next(s for s in queries.list_incidents(session) if s.incident.id == incident.id)
     return ResetOut(

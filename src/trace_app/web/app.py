@@ -15,16 +15,21 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.responses import Response
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from trace_app.accounts.demo_accounts import DEMO_ACCOUNT_NAMES
 from trace_app.demo_reset import seed_if_empty
 from trace_app.investigation.model_settings import ModelSettings
-from trace_app.settings import TraceSettings
+from trace_app.settings import DEFAULT_ALLOWED_HOSTS, TraceSettings
 from trace_app.store.db import Database
 from trace_app.web import (
+    account_routes,
     api,
     interchange_routes,
     investigation_routes,
@@ -32,10 +37,12 @@ from trace_app.web import (
     person_routes,
     review_routes,
 )
+from trace_app.web.account_routes import LoginThrottle
+from trace_app.web.auth import NotSignedIn, Refused, not_signed_in_response, refused_response
 from trace_app.web.deps import ReportContextProvider, make_templates
 from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.security import SecurityMiddleware
-from trace_app.web.throttle import PassphraseThrottle
+from trace_app.web.throttle import PassphraseThrottle, PublishLimiter
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +77,10 @@ def create_app(
         summary="Disaster people-tracing: incidents, organisations, reports, people, alerts.",
         version="0.1.0",
         lifespan=lifespan,
+        # served by trace_app.web.account_routes, to signed-in users and tokens only
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.db = database
@@ -79,7 +90,10 @@ def create_app(
         settings.guess_limit_overall,
         settings.rate_limit_storage,
     )
+    app.state.login_throttle = LoginThrottle(settings)
+    app.state.publish_limiter = PublishLimiter(settings)
     app.state.templates = make_templates()
+    app.state.demo_account_names = DEMO_ACCOUNT_NAMES if settings.demo else ()
     report_context: list[ReportContextProvider] = []
     app.state.report_context_providers = report_context
     # (request, report) -> names for the report view, e.g. a no-JS check's result
@@ -87,13 +101,23 @@ def create_app(
 
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
+    app.add_exception_handler(NotSignedIn, _not_signed_in)
+    app.add_exception_handler(Refused, _refused)
     app.add_middleware(
         SecurityMiddleware,
         max_body_bytes=settings.max_body_bytes,
         xml_body_bytes=settings.pfif_max_bytes,
     )
+    # Outermost last: forwarded headers from trusted proxies only, then the Host check.
+    hosts = settings.allowed_hosts or DEFAULT_ALLOWED_HOSTS
+    if "*" not in hosts:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
+    if settings.trusted_proxies:
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(settings.trusted_proxies))
     static_dir = resources.files("trace_app.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
+    app.include_router(account_routes.router)
+    app.include_router(account_routes.api_router)
     app.include_router(api.router)
     app.include_router(interchange_routes.router)
     app.include_router(pages.router)
@@ -103,6 +127,15 @@ def create_app(
     app.include_router(review_routes.router)
     investigation_routes.setup(app, model)
     return app
+
+
+async def _not_signed_in(request: Request, _exc: Exception) -> Response:
+    return not_signed_in_response(request)
+
+
+async def _refused(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Refused)
+    return refused_response(request, exc)
 
 
 def app_from_env() -> FastAPI:

@@ -14,6 +14,7 @@ from markupsafe import Markup
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
+from trace_app.domain.audit import require_audit
 from trace_app.store.db import Database
 from trace_app.store.models import Report
 from trace_app.web.evidence_view import cue_segments
@@ -82,15 +83,28 @@ def database(request: Request) -> Database:
 
 
 def get_session(request: Request) -> Iterator[Session]:
-    """A session per request; handlers that write commit themselves."""
-    with database(request).sessions() as session:
+    """A session per request; handlers that write commit themselves. Like every session a
+    route opens (:func:`open_session`), it refuses to commit a change without its audit
+    row (:func:`trace_app.domain.audit.require_audit`)."""
+    with open_session(request) as session:
         yield session
+
+
+def open_session(request: Request) -> Session:
+    """A new session for a route's own use (``with open_session(request) as session``),
+    marked so that a change cannot be committed without its audit row."""
+    return require_audit(database(request).sessions())
 
 
 def render(
     request: Request, template: str, context: dict[str, Any], status_code: int = 200
 ) -> Response:
     templates: Jinja2Templates = request.app.state.templates
-    base = {"csrf_token": getattr(request.state, "csrf_token", ""), "demo_mode": is_demo(request)}
+    base = {
+        "csrf_token": getattr(request.state, "csrf_token", ""),
+        "demo_mode": is_demo(request),
+        # the signed-in principal (trace_app.web.auth), for the "signed in as" line and nav
+        "principal": getattr(request.state, "principal", None),
+    }
     base.update(context)
     return templates.TemplateResponse(request, template, base, status_code=status_code)

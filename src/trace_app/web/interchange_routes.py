@@ -1,6 +1,11 @@
 """PFIF over HTTP: ``GET /api/incidents/{id}/pfif`` streams the incident as PFIF 1.4,
 ``POST /api/incidents/{id}/pfif`` (``application/xml``) imports a PFIF 1.1-1.4 document.
 
+Exporting needs ``pfif:read`` and importing ``pfif:write`` (a coordinator) in the incident;
+both are audited. The import's body is streamed to a temporary file (at most 1 MiB of it
+in memory) and imports run one at a time per process, so memory stays bounded however
+large or many the uploads.
+
 The import answers with its summary (200), or refuses the whole file (422, nothing
 saved): a document that cannot be read (``code`` ``pfif_not_xml``, ``pfif_not_pfif``,
 ``pfif_entity_refused``; ``pfif_too_large`` is 413), or invalid records without
@@ -9,9 +14,10 @@ saved): a document that cannot be read (``code`` ``pfif_not_xml``, ``pfif_not_pf
 
 from __future__ import annotations
 
-import io
+import asyncio
+import tempfile
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -19,6 +25,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
+from trace_app.domain import audit
+from trace_app.domain.audit import Actor
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.pfif_export import iter_incident_pfif
 from trace_app.domain.pfif_import import ImportRefusedError, ImportSummary, import_pfif
@@ -26,7 +36,8 @@ from trace_app.interchange.pfif import PfifError, PfifTooLargeError
 from trace_app.settings import TraceSettings
 from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.web.api import IncidentId
-from trace_app.web.deps import database
+from trace_app.web.auth import authorize, needs
+from trace_app.web.deps import open_session
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_response
 
 router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
@@ -121,15 +132,30 @@ def _settings(request: Request) -> TraceSettings:
         404: {"model": ErrorOut, "description": "No such incident"},
     },
 )
-def export_pfif(incident_id: IncidentId, request: Request) -> Response:
+def export_pfif(
+    incident_id: IncidentId, request: Request, principal: Principal = needs(Permission.PFIF_READ)
+) -> Response:
     """The incident's people (one PFIF person each) and claims (one note each) as PFIF
-    1.4, written as it is read from the database (see docs/interchange.md)."""
-    session = database(request).sessions()
+    1.4, written as it is read from the database (see docs/interchange.md). Audited as
+    ``pfif.export`` (who took a copy of whose data, and when)."""
+    authorize(principal, Permission.PFIF_READ, incident_id)
+    session = open_session(request)
     try:
         chunks = iter_incident_pfif(session, incident_id, domain=_settings(request).pfif_domain)
     except NotFoundError as exc:
         session.close()
         return trace_error_response(404, exc)
+    with open_session(request) as audit_session:
+        audit.record(
+            audit_session,
+            principal.actor,
+            "pfif.export",
+            object_type="incident",
+            object_id=incident_id,
+            incident_id=incident_id,
+            after={"format": "PFIF 1.4"},
+        )
+        audit_session.commit()
 
     def stream() -> Iterator[bytes]:
         try:
@@ -146,17 +172,23 @@ def export_pfif(incident_id: IncidentId, request: Request) -> Response:
 
 
 def _import(
-    session: Session, incident_id: str, body: bytes, settings: TraceSettings, skip: bool
+    session: Session,
+    incident_id: str,
+    body: IO[bytes],
+    settings: TraceSettings,
+    skip: bool,
+    actor: Actor,
 ) -> tuple[int, Any]:
     try:
         session.connection(execution_options=WRITE_TRANSACTION)
         summary = import_pfif(
             session,
             incident_id,
-            io.BytesIO(body),
+            body,
             domain=settings.pfif_domain,
             max_bytes=settings.pfif_max_bytes,
             skip_invalid=skip,
+            actor=actor,
         )
         session.commit()
     except NotFoundError as exc:
@@ -209,13 +241,34 @@ async def import_pfif_route(
     skip_invalid: Annotated[
         bool, Query(description="Keep the valid records, list the invalid")
     ] = False,
+    principal: Principal = needs(Permission.PFIF_WRITE),
 ) -> JSONResponse:
     """Import a PFIF document into the incident, all or nothing (unless ``skip_invalid``);
     importing the same document again adds nothing."""
-    body = await request.body()
+    authorize(principal, Permission.PFIF_WRITE, incident_id)
     settings = _settings(request)
-    with database(request).sessions() as session:
-        status, payload = await run_in_threadpool(
-            _import, session, incident_id, body, settings, skip_invalid
-        )
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY_BYTES) as body:
+        async for chunk in request.stream():
+            await run_in_threadpool(body.write, chunk)
+        body.seek(0)
+        async with _import_turn(request):
+            with open_session(request) as session:
+                status, payload = await run_in_threadpool(
+                    _import, session, incident_id, body, settings, skip_invalid, principal.actor
+                )
     return JSONResponse(payload, status_code=status)
+
+
+# An upload is kept in memory up to this size, then in a temporary file.
+SPOOL_IN_MEMORY_BYTES = 1024 * 1024
+
+
+def _import_turn(request: Request) -> asyncio.Lock:
+    """Imports take turns in this process: each holds a chunk of records and a write
+    transaction, so four at once would only queue on the database while using four
+    times the memory."""
+    lock = getattr(request.app.state, "import_lock", None)
+    if lock is None:
+        lock = request.app.state.import_lock = asyncio.Lock()
+    assert isinstance(lock, asyncio.Lock)
+    return lock

@@ -38,7 +38,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from modelgate.errors import LedgerUnavailable
-from trace_app.domain import queries
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
+from trace_app.domain import audit, queries
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.investigation import evidence_store
@@ -47,7 +49,8 @@ from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.service import InvestigationService, build_service
 from trace_app.investigation.vocabulary import MODE_MEANINGS, STATUS_MEANINGS
 from trace_app.store.models import Report
-from trace_app.web.deps import database, render
+from trace_app.web.auth import authorize, needs
+from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
 from trace_app.web.review_routes import review_card_context, review_json
 from trace_app.web.throttle import PassphraseThrottle, Refusal
@@ -93,11 +96,15 @@ def _not_found(message: str) -> JSONResponse:
         }
     },
 )
-async def investigate_api(request: Request, report_id: ReportId) -> JSONResponse:
-    """The body is required JSON (``{}`` when there is no passphrase): like every API POST
-    it must be ``application/json``, and an empty or invalid body is a 422, never a silent
-    default. The body is validated here so that a 422 never echoes what was sent (it may
-    hold the passphrase)."""
+async def investigate_api(
+    request: Request, report_id: ReportId, principal: Principal = needs(Permission.READ)
+) -> JSONResponse:
+    """Without a passphrase: the saved result (any member may see it). With one: a live
+    check, which needs ``checks:run`` (a reviewer) in the report's incident; the passphrase
+    stays the second gate. The body is required JSON (``{}`` when there is no passphrase):
+    like every API POST it must be ``application/json``, and an empty or invalid body is a
+    422, never a silent default. The body is validated here so that a 422 never echoes what
+    was sent (it may hold the passphrase)."""
     try:
         body = InvestigateIn.model_validate_json(await request.body())
     except ValidationError as exc:
@@ -106,6 +113,10 @@ async def investigate_api(request: Request, report_id: ReportId) -> JSONResponse
             for error in exc.errors(include_url=False, include_input=False)
         ]
         return JSONResponse(validation_body(errors), status_code=422)
+    try:
+        await run_in_threadpool(_check_access, request, principal, report_id, body.passphrase)
+    except NotFoundError as exc:
+        return _not_found(str(exc))
     refusal = _throttled(request, body.passphrase)
     if refusal is not None:
         return JSONResponse(
@@ -117,13 +128,17 @@ async def investigate_api(request: Request, report_id: ReportId) -> JSONResponse
         result = await service(request).investigate(report_id, body.passphrase)
     except NotFoundError as exc:
         return _not_found(str(exc))
+    await run_in_threadpool(_audit_check, request, principal, report_id, body.passphrase, result)
     review = await run_in_threadpool(review_json, request, report_id)
     return JSONResponse(_with_review(result, review))
 
 
 @router.get("/api/reports/{report_id}/investigation", responses={**COMMON_RESPONSES, **NOT_FOUND})
-def saved_investigation_api(request: Request, report_id: ReportId) -> JSONResponse:
+def saved_investigation_api(
+    request: Request, report_id: ReportId, principal: Principal = needs(Permission.READ)
+) -> JSONResponse:
     try:
+        _check_access(request, principal, report_id, None)
         result = service(request).saved_result(report_id)
     except NotFoundError as exc:
         return _not_found(str(exc))
@@ -139,7 +154,7 @@ def saved_investigation_api(request: Request, report_id: ReportId) -> JSONRespon
         503: {"model": ErrorOut, "description": "The ledger cannot be read"},
     },
 )
-def ledger_api(request: Request) -> JSONResponse:
+def ledger_api(request: Request, _: Principal = needs(Permission.READ)) -> JSONResponse:
     svc = service(request)
     try:
         snapshot = svc.ledger_snapshot()
@@ -168,10 +183,15 @@ async def investigate_form(
     request: Request,
     report_id: str,
     passphrase: str = Form(default=""),
+    principal: Principal = needs(Permission.READ),
 ) -> Response:
     if len(passphrase) > MAX_PASSPHRASE_CHARACTERS:  # checked here: a 422 never echoes it
         message = f"The passphrase is longer than {MAX_PASSPHRASE_CHARACTERS} characters."
         return render(request, "error.html", {"title": "Invalid request", "message": message}, 422)
+    try:
+        await run_in_threadpool(_check_access, request, principal, report_id, passphrase)
+    except NotFoundError as exc:
+        return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
     refusal = _throttled(request, passphrase)
     if refusal is not None:
         headers = {"Retry-After": str(refusal.retry_after_s)}
@@ -187,6 +207,7 @@ async def investigate_form(
         result = await service(request).investigate(report_id, passphrase or None)
     except NotFoundError as exc:
         return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
+    await run_in_threadpool(_audit_check, request, principal, report_id, passphrase, result)
     if request.headers.get("hx-request") == "true":
         reviewed = await run_in_threadpool(_review_names, request, report_id)
         card = render(request, "investigation/result.html", {**card_context(result), **reviewed})
@@ -251,8 +272,45 @@ def _with_review(result: InvestigationResult, review: dict[str, Any] | None) -> 
 
 
 def _review_names(request: Request, report_id: str) -> dict[str, Any]:
-    with database(request).sessions() as session:
+    with open_session(request) as session:
         return review_card_context(session, queries.get_report(session, report_id))
+
+
+def _check_access(
+    request: Request, principal: Principal, report_id: str, passphrase: str | None
+) -> None:
+    """Reading a saved result needs ``read`` in the report's incident; a typed passphrase
+    (a live check) needs ``checks:run`` there. NotFoundError for an unknown report."""
+    with open_session(request) as session:
+        incident_id = queries.incident_of(session, Report, report_id)
+    authorize(principal, Permission.READ, incident_id)
+    if passphrase:
+        authorize(principal, Permission.CHECKS_RUN, incident_id)
+
+
+def _audit_check(
+    request: Request,
+    principal: Principal,
+    report_id: str,
+    passphrase: str | None,
+    result: InvestigationResult,
+) -> None:
+    """A live check (a typed passphrase) is audited with its outcome (never the passphrase);
+    showing a saved result is a read and is not."""
+    if not passphrase:
+        return
+    with open_session(request) as session:
+        incident_id = queries.incident_of(session, Report, report_id)
+        audit.record(
+            session,
+            principal.actor,
+            "investigation.check",
+            object_type="report",
+            object_id=report_id,
+            incident_id=incident_id,
+            after={"status": result.status.value, "mode": getattr(result.mode, "value", None)},
+        )
+        session.commit()
 
 
 def _no_store() -> dict[str, str]:

@@ -12,6 +12,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app import demo_reset
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
 from trace_app.domain import alerts, queries, search
 from trace_app.domain.errors import (
     AlertClosedError,
@@ -21,15 +23,20 @@ from trace_app.domain.errors import (
 )
 from trace_app.domain.publish import publish_and_commit
 from trace_app.domain.search import AlertFilter
-from trace_app.store.models import AlertState, ClaimStatus, Incident, Person, Report
-from trace_app.web.deps import DEMO_ONLY_MESSAGE, database, get_session, is_demo, render
+from trace_app.store.models import Alert, AlertState, ClaimStatus, Incident, Person, Report
+from trace_app.web.auth import authorize, authorize_record, needs, reporting_organization
+from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo, open_session, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
 
 router = APIRouter(include_in_schema=False)
 
 
-def _default_incident(session: Session) -> Incident | None:
-    summaries = queries.list_incidents(session)
+def _visible(session: Session, principal: Principal) -> list[queries.IncidentSummary]:
+    return [s for s in queries.list_incidents(session) if principal.may_see(s.incident.id)]
+
+
+def _default_incident(session: Session, principal: Principal) -> Incident | None:
+    summaries = _visible(session, principal)
     return summaries[0].incident if summaries else None
 
 
@@ -38,8 +45,12 @@ def _not_found(request: Request, message: str) -> Response:
 
 
 @router.get("/")
-def home(request: Request, session: Session = Depends(get_session)) -> Response:
-    summaries = queries.list_incidents(session)
+def home(
+    request: Request,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
+) -> Response:
+    summaries = _visible(session, principal)
     return render(
         request,
         "home.html",
@@ -52,7 +63,7 @@ def home(request: Request, session: Session = Depends(get_session)) -> Response:
 
 
 @router.get("/incidents/{incident_id}")
-def incident(incident_id: str) -> Response:
+def incident(incident_id: str, _: Principal = needs(Permission.READ)) -> Response:
     return RedirectResponse(f"/incidents/{incident_id}/people", status_code=307)
 
 
@@ -80,9 +91,12 @@ def _bad_page(request: Request, exc: BadPage) -> Response:
 
 
 @router.get("/incidents/{incident_id}/people")
-async def people(request: Request, incident_id: str) -> Response:
+async def people(
+    request: Request, incident_id: str, principal: Principal = needs(Permission.READ)
+) -> Response:
     # One thread hop for the whole page (session, queries and rendering): the People page
     # is the busiest read.
+    authorize(principal, Permission.READ, incident_id)
     try:
         number = _page_number(request)
     except BadPage as exc:
@@ -113,7 +127,7 @@ def _search_filters(request: Request) -> dict[str, str]:
 def _people_page(
     request: Request, incident_id: str, number: int, filters: dict[str, str]
 ) -> Response:
-    with database(request).sessions() as session:
+    with open_session(request) as session:
         try:
             incident = queries.get_incident(session, incident_id)
         except NotFoundError as exc:
@@ -155,19 +169,22 @@ def _people_page(
 
 
 @router.post("/alerts/{alert_id}/close")
-async def close_alert_form(request: Request, alert_id: str) -> Response:
-    """The People page's "Close alert" button: a person closes an open alert with a note."""
+async def close_alert_form(
+    request: Request, alert_id: str, principal: Principal = needs(Permission.ALERTS_WRITE)
+) -> Response:
+    """The People page's "Close alert" button: a reviewer closes an open alert with a note."""
     submitted = await request.form()
     note = submitted.get("note", "")
     return await run_in_threadpool(
-        _close_alert, request, alert_id, note if isinstance(note, str) else ""
+        _close_alert, request, principal, alert_id, note if isinstance(note, str) else ""
     )
 
 
-def _close_alert(request: Request, alert_id: str, note: str) -> Response:
-    with database(request).sessions() as session:
+def _close_alert(request: Request, principal: Principal, alert_id: str, note: str) -> Response:
+    with open_session(request) as session:
         try:
-            alert = alerts.close_alert(session, alert_id, note)
+            authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
+            alert = alerts.close_alert(session, alert_id, note, actor=principal.actor)
             incident_id = alert.incident_id
             session.commit()
         except NotFoundError as exc:
@@ -183,8 +200,12 @@ def _close_alert(request: Request, alert_id: str, note: str) -> Response:
 
 @router.get("/incidents/{incident_id}/reports")
 def reports(
-    request: Request, incident_id: str, session: Session = Depends(get_session)
+    request: Request,
+    incident_id: str,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> Response:
+    authorize(principal, Permission.READ, incident_id)
     try:
         incident = queries.get_incident(session, incident_id)
     except NotFoundError as exc:
@@ -202,9 +223,13 @@ def reports(
 
 @router.get("/reports/{report_id}")
 def report_view(
-    request: Request, report_id: str, session: Session = Depends(get_session)
+    request: Request,
+    report_id: str,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> Response:
     try:
+        authorize_record(request, principal, Permission.READ, Report, report_id)
         report = queries.get_report(session, report_id)
     except NotFoundError as exc:
         return _not_found(request, str(exc))
@@ -230,10 +255,16 @@ def report_page_context(request: Request, session: Session, report: Report) -> d
 
 
 def _form_page(
-    request: Request, session: Session, form: ReportForm, status_code: int = 200
+    request: Request,
+    session: Session,
+    principal: Principal,
+    form: ReportForm,
+    status_code: int = 200,
 ) -> Response:
-    summaries = queries.list_incidents(session)
-    incidents = [s.incident for s in summaries]
+    summaries = _visible(session, principal)
+    incidents = [
+        s.incident for s in summaries if principal.can(Permission.REPORTS_WRITE, s.incident.id)
+    ]
     selected = next((i for i in incidents if i.id == form.incident_id), None)
     return render(
         request,
@@ -241,7 +272,7 @@ def _form_page(
         {
             "form": form,
             "incidents": incidents,
-            "organizations": queries.list_organizations(session),
+            "organization": _organization_name(principal, form.incident_id),
             "statuses": STATUSES,
             "nav_incident": selected or (incidents[0] if incidents else None),
         },
@@ -249,11 +280,20 @@ def _form_page(
     )
 
 
+def _organization_name(principal: Principal, incident_id: str) -> str:
+    membership = principal.membership_for(incident_id or None)
+    return (membership.organization_name or "") if membership else ""
+
+
 @router.get("/organizations")
-def organizations(request: Request, session: Session = Depends(get_session)) -> Response:
+def organizations(
+    request: Request,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.REPORTS_WRITE),
+) -> Response:
     incident_id = request.query_params.get("incident_id", "")
     if not incident_id:
-        default = _default_incident(session)
+        default = _default_incident(session, principal)
         incident_id = default.id if default else ""
     if request.query_params.get("example") == "hospital":
         form = ReportForm.from_example(incident_id)
@@ -267,32 +307,52 @@ def organizations(request: Request, session: Session = Depends(get_session)) -> 
         if person is not None and person.incident_id == incident_id:
             form.person_name = person.name
             form.person_age = "" if person.age is None else str(person.age)
-    return _form_page(request, session, form)
+    return _form_page(request, session, principal, form)
 
 
 @router.post("/organizations/reports")
-async def publish(request: Request, session: Session = Depends(get_session)) -> Response:
+async def publish(
+    request: Request,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.REPORTS_WRITE),
+) -> Response:
     submitted = await request.form()
     form = ReportForm.from_mapping(submitted)
-    return await run_in_threadpool(_publish_form, request, session, form)
+    return await run_in_threadpool(_publish_form, request, session, principal, form)
 
 
-def _publish_form(request: Request, session: Session, form: ReportForm) -> Response:
+def _publish_form(
+    request: Request, session: Session, principal: Principal, form: ReportForm
+) -> Response:
+    authorize(principal, Permission.REPORTS_WRITE, form.incident_id)
+    form.source = reporting_organization(principal, form.incident_id)
+    refusal = request.app.state.publish_limiter.refusal(principal.token_id or principal.user_id)
+    if refusal is not None:
+        page = render(
+            request, "error.html", {"title": "Try again later", "message": refusal.message}, 429
+        )
+        page.headers["Retry-After"] = str(refusal.retry_after_s)
+        return page
     try:
-        report = publish_and_commit(session, form.to_input())
+        report = publish_and_commit(session, form.to_input(), actor=principal.actor)
     except (FormError, PublishError, NotFoundError) as exc:
         session.rollback()
         form.refuse(exc)
-        return _form_page(request, session, form, 422)
+        return _form_page(request, session, principal, form, 422)
     return RedirectResponse(f"/reports/{report.id}?published=1", status_code=303)
 
 
 @router.post("/demo/reset")
-def reset(request: Request, session: Session = Depends(get_session)) -> Response:
+def reset(
+    request: Request,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.DEMO_RESET),
+) -> Response:
     if not is_demo(request):
         return render(
             request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
         )
-    demo_reset.reset(session, request.app.state.settings)
+    authorize(principal, Permission.DEMO_RESET, None)  # it deletes every incident's records
+    demo_reset.reset(session, request.app.state.settings, actor=principal.actor)
     session.commit()
     return RedirectResponse("/?reset=1", status_code=303)

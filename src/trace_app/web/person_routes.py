@@ -22,15 +22,18 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
 from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.links import LinkView, decide_link_and_commit, link_history
 from trace_app.domain.person_view import ClaimDetail, CurrentStatus, PersonDetail, person_detail
 from trace_app.domain.queries import get_incident
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, IdText, NoteText
 from trace_app.investigation import evidence_store
-from trace_app.store.models import ClaimStatus, LinkDecision
+from trace_app.store.models import ClaimStatus, LinkDecision, Person
 from trace_app.web.api import AlertOut
-from trace_app.web.deps import database, get_session, render
+from trace_app.web.auth import authorize_record, needs
+from trace_app.web.deps import get_session, open_session, render
 from trace_app.web.errors import (
     COMMON_RESPONSES,
     ErrorOut,
@@ -42,7 +45,6 @@ api_router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 page_router = APIRouter(include_in_schema=False)
 
 PersonId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
-RECORDED_BY = "a person"  # Trace has no accounts; the note says who, when its writer does
 
 
 class InvestigationOut(BaseModel):
@@ -144,7 +146,9 @@ class LinkOut(BaseModel):
     note: str
     decided_at: datetime
     decided_on_person_id: str = Field(description="The person whose page it was decided on.")
-    recorded_by: str = Field(description="Always 'a person': Trace has no accounts.")
+    recorded_by: str = Field(
+        description="The account that decided ('' for decisions made before accounts existed)."
+    )
     current: bool = Field(description="False once a later decision about the pair supersedes it.")
 
     @classmethod
@@ -158,7 +162,7 @@ class LinkOut(BaseModel):
             note=view.note,
             decided_at=view.decided_at,
             decided_on_person_id=view.decided_on_person_id,
-            recorded_by=RECORDED_BY,
+            recorded_by=view.decided_by,
             current=view.current,
         )
 
@@ -246,11 +250,15 @@ def _detail_with_results(session: Session, person_id: str) -> tuple[PersonDetail
     responses={404: {"model": ErrorOut, "description": "No such person"}},
 )
 def get_person(
-    person_id: PersonId, session: Session = Depends(get_session)
+    request: Request,
+    person_id: PersonId,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> PersonDetailOut | JSONResponse:
     """One person: names, age, current status, claims with their reports and saved
     investigation results, alerts, possible duplicates (with reasons) and decisions."""
     try:
+        authorize_record(request, principal, Permission.READ, Person, person_id)
         detail, results = _detail_with_results(session, person_id)
     except NotFoundError as exc:
         return trace_error_response(404, exc)
@@ -272,12 +280,22 @@ def get_person(
     },
 )
 def create_link(
-    person_id: PersonId, data: LinkIn, session: Session = Depends(get_session)
+    request: Request,
+    person_id: PersonId,
+    data: LinkIn,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.LINKS_WRITE),
 ) -> LinkOut | JSONResponse:
-    """Record a person's decision about two people; a later one supersedes it, both kept."""
+    """A reviewer's decision about two people; a later one supersedes it, both kept."""
     try:
+        authorize_record(request, principal, Permission.LINKS_WRITE, Person, person_id)
         link = decide_link_and_commit(
-            session, person_id, data.other_person_id, data.decision, data.note
+            session,
+            person_id,
+            data.other_person_id,
+            data.decision,
+            data.note,
+            actor=principal.actor,
         )
     except NotFoundError as exc:
         return trace_error_response(404, exc)
@@ -289,9 +307,13 @@ def create_link(
 
 @page_router.get("/people/{person_id}")
 def person_page(
-    request: Request, person_id: str, session: Session = Depends(get_session)
+    request: Request,
+    person_id: str,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> Response:
     try:
+        authorize_record(request, principal, Permission.READ, Person, person_id)
         detail, results = _detail_with_results(session, person_id)
     except NotFoundError as exc:
         return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
@@ -311,14 +333,18 @@ def person_page(
 
 
 @page_router.post("/people/{person_id}/links")
-async def link_form(request: Request, person_id: str) -> Response:
+async def link_form(
+    request: Request, person_id: str, principal: Principal = needs(Permission.LINKS_WRITE)
+) -> Response:
     submitted = await request.form()
     values = {name: submitted.get(name, "") for name in ("other_person_id", "decision", "note")}
     texts = {name: value if isinstance(value, str) else "" for name, value in values.items()}
-    return await run_in_threadpool(_link_form, request, person_id, texts)
+    return await run_in_threadpool(_link_form, request, principal, person_id, texts)
 
 
-def _link_form(request: Request, person_id: str, values: dict[str, str]) -> Response:
+def _link_form(
+    request: Request, principal: Principal, person_id: str, values: dict[str, str]
+) -> Response:
     try:
         decision = LinkDecision(values["decision"])
     except ValueError:
@@ -328,10 +354,16 @@ def _link_form(request: Request, person_id: str, values: dict[str, str]) -> Resp
             {"title": "Not decided", "message": "Choose same, different or undecided."},
             422,
         )
-    with database(request).sessions() as session:
+    with open_session(request) as session:
         try:
+            authorize_record(request, principal, Permission.LINKS_WRITE, Person, person_id)
             decide_link_and_commit(
-                session, person_id, values["other_person_id"], decision, values["note"]
+                session,
+                person_id,
+                values["other_person_id"],
+                decision,
+                values["note"],
+                actor=principal.actor,
             )
         except NotFoundError as exc:
             return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)

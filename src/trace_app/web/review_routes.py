@@ -23,6 +23,8 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
 from trace_app.domain import queries, reviews
 from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.reviews import (
@@ -35,7 +37,8 @@ from trace_app.investigation import evidence_store, review_queue
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.review_queue import QueueItem
 from trace_app.store.models import Report, ReviewDecision
-from trace_app.web.deps import database, get_session, render
+from trace_app.web.auth import authorize, authorize_record, needs
+from trace_app.web.deps import get_session, open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_response
 
 router = APIRouter(tags=["reviews"])
@@ -64,6 +67,7 @@ class ReviewOut(BaseModel):
     decision_meaning: str
     note: str
     decided_at: datetime
+    decided_by: str = Field(description="The account that decided ('' before accounts existed).")
     sequence: int = Field(description="1 for the report's first decision; the highest is current.")
     on_shown_run: bool = Field(
         description="Whether it was decided on the run the report's result shows now; false: "
@@ -81,6 +85,7 @@ class ReviewOut(BaseModel):
             decision_meaning=value.meaning,
             note=row.note,
             decided_at=row.decided_at,
+            decided_by=row.decided_by,
             sequence=row.sequence,
             on_shown_run=row.run_id == shown_run_id,
         )
@@ -175,7 +180,7 @@ def current_review(session: Session, report_id: str) -> ReviewOut | None:
 
 def review_json(request: Request, report_id: str) -> dict[str, Any] | None:
     """``current_review`` in its own session, as JSON (for the investigation's answers)."""
-    with database(request).sessions() as session:
+    with open_session(request) as session:
         found = current_review(session, report_id)
     return found.model_dump(mode="json") if found is not None else None
 
@@ -190,10 +195,12 @@ def review_queue_api(
     offset: Offset = 0,
     limit: Limit = 100,
     session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> ReviewQueuePage | JSONResponse:
     """The NEEDS_REVIEW results that await a person's decision, oldest run first: each
     report's latest saved run, decided with the current rules, on which no person has
     decided yet."""
+    authorize(principal, Permission.READ, incident_id)
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
@@ -222,12 +229,19 @@ def review_queue_api(
     },
 )
 def record_review_api(
-    report_id: Id, data: ReviewIn, session: Session = Depends(get_session)
+    request: Request,
+    report_id: Id,
+    data: ReviewIn,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.REVIEWS_WRITE),
 ) -> ReviewOut | JSONResponse:
-    """A person records a decision on the report's NEEDS_REVIEW result. Appended: a later
+    """A reviewer records a decision on the report's NEEDS_REVIEW result. Appended: a later
     decision supersedes this one and both are kept. The saved run never changes."""
     try:
-        row = review_queue.decide(session, report_id, data.decision, data.note)
+        authorize_record(request, principal, Permission.REVIEWS_WRITE, Report, report_id)
+        row = review_queue.decide(
+            session, report_id, data.decision, data.note, actor=principal.actor
+        )
     except NotFoundError as exc:
         return trace_error_response(404, exc)
     except ReviewRefusedError as exc:
@@ -243,14 +257,18 @@ def record_review_api(
     responses={**COMMON_RESPONSES, 404: {"model": ErrorOut, "description": "No such report"}},
 )
 def review_history_api(
+    request: Request,
     report_id: Id,
     offset: Offset = 0,
     limit: Limit = 100,
     session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.READ),
 ) -> ReviewHistory | JSONResponse:
     """Every decision recorded on the report, newest (the current one) first."""
-    if not evidence_store.report_exists(session, report_id):
-        return trace_error_response(404, NotFoundError(f"No report with id {report_id!r}."))
+    try:
+        authorize_record(request, principal, Permission.READ, Report, report_id)
+    except NotFoundError as exc:
+        return trace_error_response(404, exc)
     rows, total = reviews.review_history(session, report_id, offset=offset, limit=limit)
     shown = evidence_store.latest_run_for_report(session, report_id)
     shown_id = shown.id if shown is not None else None
@@ -281,7 +299,7 @@ def _reviews_page(
     refused: dict[str, str] | None = None,
     status_code: int = 200,
 ) -> Response:
-    with database(request).sessions() as session:
+    with open_session(request) as session:
         try:
             incident = queries.get_incident(session, incident_id)
         except NotFoundError as exc:
@@ -324,7 +342,10 @@ def _reviews_page(
 
 
 @router.get("/incidents/{incident_id}/reviews", include_in_schema=False)
-async def reviews_page(request: Request, incident_id: str) -> Response:
+async def reviews_page(
+    request: Request, incident_id: str, principal: Principal = needs(Permission.READ)
+) -> Response:
+    authorize(principal, Permission.READ, incident_id)
     number = _page_number(request)
     if number is None:
         message = f"Page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}."
@@ -333,7 +354,9 @@ async def reviews_page(request: Request, incident_id: str) -> Response:
 
 
 @router.post("/reports/{report_id}/review", include_in_schema=False)
-async def review_form(request: Request, report_id: str) -> Response:
+async def review_form(
+    request: Request, report_id: str, principal: Principal = needs(Permission.REVIEWS_WRITE)
+) -> Response:
     """The Reviews page's form (and the report page's "Change the decision")."""
     submitted = await request.form()
 
@@ -344,17 +367,25 @@ async def review_form(request: Request, report_id: str) -> Response:
     page = text("page")
     number = int(page) if page.isascii() and page.isdigit() and len(page) <= 7 else 1
     number = number if 1 <= number <= MAX_PAGE_NUMBER else 1
-    return await run_in_threadpool(
-        _review_form, request, report_id, text("decision"), text("note"), text("back"), number
-    )
+    fields = (text("decision"), text("note"), text("back"))
+    return await run_in_threadpool(_review_form, request, principal, report_id, *fields, number)
 
 
 def _review_form(
-    request: Request, report_id: str, value: str, note: str, back: str, number: int = 1
+    request: Request,
+    principal: Principal,
+    report_id: str,
+    value: str,
+    note: str,
+    back: str,
+    number: int = 1,
 ) -> Response:
-    with database(request).sessions() as session:
+    with open_session(request) as session:
         try:
-            row = review_queue.decide(session, report_id, reviews.parse_value(value), note)
+            authorize_record(request, principal, Permission.REVIEWS_WRITE, Report, report_id)
+            row = review_queue.decide(
+                session, report_id, reviews.parse_value(value), note, actor=principal.actor
+            )
         except NotFoundError as exc:
             return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
         except ReviewRefusedError as exc:

@@ -1,4 +1,5 @@
-"""Throttling wrong live-check passphrases, per client address and overall (``limits``).
+"""Throttling wrong live-check passphrases, per client address and overall (``limits``),
+and publishing, per account or token (:class:`PublishLimiter`).
 
 Only a passphrase that was typed and did not match counts. Once an address has used up
 its allowance (default 5 a minute), or every address together the overall ceiling
@@ -24,6 +25,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from limits import RateLimitItem, parse
 from limits.storage import Storage, storage_from_string
@@ -75,3 +77,24 @@ class PassphraseThrottle:
         """Count one wrong passphrase for the address and for the overall ceiling."""
         self.limiter.hit(self.per_address, NAMESPACE, address)
         self.limiter.hit(self.overall, NAMESPACE, OVERALL_KEY)
+
+
+class PublishLimiter:
+    """Reports published per account or API token (``TRACE_PUBLISH_LIMIT``, default 120 a
+    minute): a stranger's script, or a stolen token, cannot flood an incident. Counted
+    before the report is checked; the refusal is a 429 with ``Retry-After``."""
+
+    def __init__(self, settings: Any) -> None:
+        self.item: RateLimitItem = parse(settings.publish_limit)
+        self.limiter = MovingWindowRateLimiter(storage_from_string(settings.rate_limit_storage))
+
+    def refusal(self, key: str) -> Refusal | None:
+        if self.limiter.hit(self.item, "trace-publish", key):
+            return None
+        stats = self.limiter.get_window_stats(self.item, "trace-publish", key)
+        wait = max(1, math.ceil(stats.reset_time - time.time()))
+        return Refusal(
+            wait,
+            f"Too many reports from this account ({self.item}). Nothing was published. "
+            f"Try again in {wait} seconds.",
+        )

@@ -1,0 +1,341 @@
+"""Signing in and out, the account page, the audit trail, and the health check.
+
+- ``GET /login``, ``POST /login``: the only page (with ``/static`` and ``/healthz``) that
+  answers without a session. Every failure gives the same words, whether or not the
+  account exists; failures are throttled per account name and per client address
+  (``limits``; 429 with ``Retry-After``). Success starts a new server-side session (a new
+  random id: no fixation) and sends the browser where it wanted to go.
+- ``POST /logout`` deletes the session row; ``/account`` changes the password, which ends
+  the user's other sessions.
+- ``GET /api/audit`` and ``/audit`` (admin): the trail, newest first, filtered by actor,
+  action and object. ``GET /api/me``: who the request is made as.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import datetime
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, RedirectResponse
+from limits import parse
+from limits.storage import storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from trace_app.accounts import sessions as web_sessions
+from trace_app.accounts import users
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
+from trace_app.domain import audit
+from trace_app.domain.audit import Actor
+from trace_app.domain.audit_queries import AuditFilter, audit_page
+from trace_app.domain.errors import InvalidInputError
+from trace_app.settings import TraceSettings
+from trace_app.web.auth import (
+    PUBLIC,
+    SIGNED_IN,
+    client_address,
+    needs,
+    settings_of,
+    timeouts,
+)
+from trace_app.web.deps import open_session, render
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+
+router = APIRouter(include_in_schema=False)
+api_router = APIRouter(prefix="/api", tags=["accounts"], responses=COMMON_RESPONSES)
+
+LOGIN_FAILED = "Wrong name or password, or the account is switched off."
+MAX_FIELD = 1024
+
+
+class LoginThrottle:
+    """Failed sign-ins per account name and per client address (``limits``, moving window)."""
+
+    def __init__(self, settings: TraceSettings) -> None:
+        self.per_account = parse(settings.login_limit)
+        self.per_address = parse(settings.login_limit_address)
+        self.limiter = MovingWindowRateLimiter(storage_from_string(settings.rate_limit_storage))
+
+    def wait_s(self, name: str, address: str) -> int | None:
+        for item, key in ((self.per_account, "a:" + name), (self.per_address, "c:" + address)):
+            if not self.limiter.test(item, "trace-login", key):
+                stats = self.limiter.get_window_stats(item, "trace-login", key)
+                return max(1, math.ceil(stats.reset_time - time.time()))
+        return None
+
+    def failed(self, name: str, address: str) -> None:
+        self.limiter.hit(self.per_account, "trace-login", "a:" + name)
+        self.limiter.hit(self.per_address, "trace-login", "c:" + address)
+
+
+def _safe_next(target: str) -> str:
+    """Only a path on this server (no scheme, no host, no ``//``)."""
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+def _login_page(
+    request: Request, *, message: str = "", next_path: str = "/", status_code: int = 200
+) -> Response:
+    with open_session(request) as session:
+        no_accounts = users.count_users(session) == 0
+    demo_names = getattr(request.app.state, "demo_account_names", ())
+    return render(
+        request,
+        "login.html",
+        {
+            "message": message,
+            "next_path": next_path,
+            "no_accounts": no_accounts,
+            "demo_names": demo_names,
+            "signed_out": request.query_params.get("signed_out") == "1",
+        },
+        status_code,
+    )
+
+
+@router.get("/login")
+def login_page(request: Request, _: None = PUBLIC) -> Response:
+    return _login_page(request, next_path=_safe_next(request.query_params.get("next", "/")))
+
+
+@router.post("/login")
+async def login(request: Request, _: None = PUBLIC) -> Response:
+    form = await request.form()
+    values = {k: form.get(k, "") for k in ("name", "password", "next")}
+    name, password, target = (v if isinstance(v, str) else "" for v in values.values())
+    return await run_in_threadpool(
+        _login, request, name[:MAX_FIELD], password[:MAX_FIELD], _safe_next(target)
+    )
+
+
+def _login(request: Request, name: str, password: str, next_path: str) -> Response:
+    throttle: LoginThrottle = request.app.state.login_throttle
+    address = client_address(request)
+    key = name.strip().casefold()[:80]
+    wait = throttle.wait_s(key, address)
+    if wait is not None:
+        page = _login_page(
+            request,
+            message=f"Too many failed sign-ins. Try again in {wait} seconds.",
+            next_path=next_path,
+            status_code=429,
+        )
+        page.headers["Retry-After"] = str(wait)
+        return page
+    settings = settings_of(request)
+    with open_session(request) as session:
+        user = users.authenticate(session, name, password)
+        if user is None:
+            session.rollback()
+            throttle.failed(key, address)
+            shown = key if users.USER_NAME.fullmatch(key) else ""
+            audit.record(
+                session,
+                Actor.anonymous(address),
+                "login",
+                object_type="user",
+                object_id=shown,
+                outcome="failed",
+            )
+            session.commit()
+            return _login_page(request, message=LOGIN_FAILED, next_path=next_path, status_code=401)
+        actor = Actor(kind="user", id=user.id, name=user.name, client=address)
+        cookie = web_sessions.start(session, user.id, timeouts(settings))
+        audit.record(session, actor, "login", object_type="user", object_id=user.id)
+        session.commit()
+    response = RedirectResponse(next_path, status_code=303)
+    set_session_cookie(request, response, cookie)
+    return response
+
+
+def set_session_cookie(request: Request, response: Response, value: str) -> None:
+    """HttpOnly, SameSite=Lax, Path=/; ``Secure`` when the request came over HTTPS (the
+    ASGI scheme: TLS at uvicorn, or ``X-Forwarded-Proto`` from a trusted proxy), or always
+    with ``TRACE_COOKIE_SECURE=always``."""
+    secure = settings_of(request).cookie_secure == "always" or request.url.scheme == "https"
+    response.set_cookie(
+        web_sessions.COOKIE, value, httponly=True, samesite="lax", secure=secure, path="/"
+    )
+
+
+@router.post("/logout")
+def logout(request: Request, principal: Principal = SIGNED_IN) -> Response:
+    cookie = request.cookies.get(web_sessions.COOKIE, "")
+    with open_session(request) as session:
+        web_sessions.end(session, cookie)
+        audit.record(
+            session, principal.actor, "logout", object_type="user", object_id=principal.user_id
+        )
+        session.commit()
+    response = RedirectResponse("/login?signed_out=1", status_code=303)
+    response.delete_cookie(web_sessions.COOKIE, path="/")
+    return response
+
+
+@router.get("/account")
+def account_page(request: Request, principal: Principal = SIGNED_IN) -> Response:
+    return render(request, "account.html", {"done": request.query_params.get("changed") == "1"})
+
+
+@router.post("/account/password")
+async def change_password(request: Request, principal: Principal = SIGNED_IN) -> Response:
+    form = await request.form()
+    fields = {k: form.get(k, "") for k in ("current", "new", "again")}
+    current, new, again = (v[:MAX_FIELD] if isinstance(v, str) else "" for v in fields.values())
+    return await run_in_threadpool(_change_password, request, principal, current, new, again)
+
+
+def _change_password(
+    request: Request, principal: Principal, current: str, new: str, again: str
+) -> Response:
+    def refuse(message: str, status: int) -> Response:
+        return render(request, "account.html", {"message": message}, status)
+
+    if principal.token_id is not None:
+        return refuse("A token cannot change a password.", 403)
+    if new != again:
+        return refuse("The two new passwords differ.", 422)
+    keep = web_sessions.id_hash(request.cookies.get(web_sessions.COOKIE, ""))
+    with open_session(request) as session:
+        user = users.authenticate(session, principal.user_name, current)
+        if user is None or user.id != principal.user_id:
+            session.rollback()
+            return refuse("The current password is wrong.", 422)
+        try:
+            users.set_password(session, principal.actor, user, new, keep_session=keep)
+        except InvalidInputError as exc:
+            session.rollback()
+            return refuse(str(exc), 422)
+        session.commit()
+    return RedirectResponse("/account?changed=1", status_code=303)
+
+
+# --- the audit trail --------------------------------------------------------------------
+
+
+class AuditEventOut(BaseModel):
+    sequence: int
+    at: datetime
+    actor_kind: str
+    actor_name: str
+    action: str
+    outcome: str
+    incident_id: str | None
+    object_type: str
+    object_id: str
+    touched: list[str]
+    before: dict[str, object] | None
+    after: dict[str, object] | None
+    client: str
+    note: str
+
+
+class AuditPage(BaseModel):
+    items: list[AuditEventOut]
+    total: int
+    offset: int
+    limit: int
+
+
+FilterText = Annotated[str, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
+
+
+@api_router.get(
+    "/audit",
+    response_model=AuditPage,
+    responses={401: {"model": ErrorOut}, 403: {"model": ErrorOut}},
+)
+def audit_api(
+    request: Request,
+    actor: FilterText = "",
+    action: FilterText = "",
+    object_id: Annotated[
+        str, Query(alias="object", max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")
+    ] = "",
+    offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    principal: Principal = needs(Permission.AUDIT_READ),
+) -> AuditPage:
+    """The audit trail, newest first (admin): filter by actor name, action or object id."""
+    wanted = AuditFilter(actor=actor.strip(), action=action.strip(), object_id=object_id.strip())
+    with open_session(request) as session:
+        page = audit_page(session, wanted, offset=offset, limit=limit)
+        items = [AuditEventOut.model_validate(row, from_attributes=True) for row in page.items]
+    return AuditPage(items=items, total=page.total, offset=page.offset, limit=page.limit)
+
+
+class MeOut(BaseModel):
+    user: str
+    via: str = Field(description="session or token")
+    description: str
+    memberships: list[dict[str, str | None]]
+    scopes: list[str] | None
+
+
+@api_router.get("/me", response_model=MeOut, responses={401: {"model": ErrorOut}})
+def me(principal: Principal = SIGNED_IN) -> MeOut:
+    """Who this request is made as: the user, their memberships, a token's scopes."""
+    return MeOut(
+        user=principal.user_name,
+        via="token" if principal.token_id else "session",
+        description=principal.description,
+        memberships=[
+            {"scope": m.scope, "role": m.role.value, "organization": m.organization_name}
+            for m in principal.memberships
+        ],
+        scopes=sorted(s.value for s in principal.scopes) if principal.scopes is not None else None,
+    )
+
+
+@router.get("/audit")
+def audit_view(request: Request, principal: Principal = needs(Permission.AUDIT_READ)) -> Response:
+    params = request.query_params
+    wanted = AuditFilter(
+        actor=params.get("actor", "").strip()[:200],
+        action=params.get("action", "").strip()[:200],
+        object_id=params.get("object", "").strip()[:200],
+    )
+    try:
+        number = max(1, min(int(params.get("page", "1") or "1"), 1_000_000))
+    except ValueError:
+        number = 1
+    limit = 50
+    with open_session(request) as session:
+        page = audit_page(session, wanted, offset=(number - 1) * limit, limit=limit)
+    query = {k: v for k, v in (("actor", wanted.actor), ("action", wanted.action)) if v}
+    if wanted.object_id:
+        query["object"] = wanted.object_id
+    return render(
+        request,
+        "audit.html",
+        {"page": page, "filters": wanted, "number": number, "filter_query": urlencode(query)},
+    )
+
+
+@router.get("/openapi.json")
+def openapi_schema(request: Request, _: Principal = needs(Permission.READ)) -> JSONResponse:
+    """The API's OpenAPI description, for signed-in users and tokens only."""
+    return JSONResponse(request.app.openapi())
+
+
+@router.get("/docs")
+def api_docs(_: Principal = needs(Permission.READ)) -> Response:
+    """Swagger UI over /openapi.json (it loads its scripts from a CDN: needs internet)."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+
+    return get_swagger_ui_html(openapi_url="/openapi.json", title="Trace API")
+
+
+@router.get("/healthz")
+def health(_: None = PUBLIC) -> JSONResponse:
+    """For load balancers: answers without a session and says nothing about the data."""
+    return JSONResponse({"status": "ok"})

@@ -1,0 +1,270 @@
+"""Who is asking, and may they: the web side of :mod:`trace_app.accounts`.
+
+Every route names what it needs with one of these dependencies, and a test built from
+the app's own route list fails for a route that names none:
+
+- ``needs(Permission.X)``: a signed-in user or a bearer token whose role (and scopes)
+  grant X somewhere (ASVS 8.2.1). A route that touches one incident's records then calls
+  :func:`authorize` with that incident (ASVS 8.2.2, object level).
+- ``SIGNED_IN``: any signed-in principal (sign out, the account page).
+- ``PUBLIC``: the login page and the health check only.
+
+A browser sends the session cookie (``trace_session``); a machine client sends
+``Authorization: Bearer trc_...``. Without either, the API answers 401 with
+``WWW-Authenticate: Bearer``, and a page sends the browser to ``/login``. A principal
+without the permission gets 403. Both bodies are the API's usual ``{"detail", "code"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.responses import Response
+
+from trace_app.accounts import sessions as web_sessions
+from trace_app.accounts import tokens
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
+from trace_app.accounts.users import principal_for
+from trace_app.domain import queries
+from trace_app.domain.audit import Actor
+from trace_app.settings import TraceSettings
+from trace_app.store.models import Alert, Person, Report
+from trace_app.web.deps import database
+
+bearer_scheme = HTTPBearer(
+    auto_error=False,
+    scheme_name="bearerToken",
+    description="An API token (`trace token create`), sent as `Authorization: Bearer trc_...`.",
+)
+cookie_scheme = APIKeyCookie(
+    name=web_sessions.COOKIE,
+    auto_error=False,
+    scheme_name="sessionCookie",
+    description="The session cookie a browser gets at /login.",
+)
+
+PUBLIC_MARK = "public"
+SIGNED_IN_MARK = "signed-in"
+
+
+class NotSignedIn(Exception):
+    """No valid session or token: 401 (API) or a redirect to the login page."""
+
+    code = "not_signed_in"
+    message = "Sign in first: this server holds personal data of people in a disaster."
+
+
+class Refused(Exception):
+    """Signed in, but the role (or the token's scopes) does not allow it here: 403."""
+
+    code = "forbidden"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def settings_of(request: Request) -> TraceSettings:
+    settings = request.app.state.settings
+    assert isinstance(settings, TraceSettings)
+    return settings
+
+
+def timeouts(settings: TraceSettings) -> web_sessions.Timeouts:
+    from datetime import timedelta
+
+    return web_sessions.Timeouts(
+        idle=timedelta(minutes=settings.session_idle_minutes),
+        absolute=timedelta(hours=settings.session_max_hours),
+    )
+
+
+def client_address(request: Request) -> str:
+    """The client's address: the connection's peer, or what a trusted proxy forwarded
+    (``TRACE_TRUSTED_PROXIES``; without one, ``X-Forwarded-For`` changes nothing)."""
+    return request.client.host if request.client else ""
+
+
+def _resolve(request: Request, bearer: str | None, cookie: str | None) -> Principal | None:
+    settings = settings_of(request)
+    client = client_address(request)
+    with database(request).sessions() as session:
+        if bearer is not None:
+            token = tokens.resolve(session, bearer)
+            if token is None:
+                return None
+            actor = Actor(
+                kind="token",
+                id=token.id,
+                name=f"{token.user.name} (token {token.name})",
+                client=client,
+            )
+            principal = principal_for(session, token.user_id, actor)
+            if principal is None:
+                return None
+            return Principal(
+                actor=principal.actor,
+                user_id=principal.user_id,
+                user_name=principal.user_name,
+                memberships=principal.memberships,
+                scopes=frozenset(Permission(s) for s in token.scopes),
+                token_id=token.id,
+            )
+        if cookie:
+            row = web_sessions.resolve(session, cookie, timeouts(settings))
+            if row is None:
+                return None
+            user_id = row.user_id
+            found = principal_for(session, user_id)
+            if found is None:
+                return None
+            return Principal(
+                actor=Actor(kind="user", id=user_id, name=found.user_name, client=client),
+                user_id=found.user_id,
+                user_name=found.user_name,
+                memberships=found.memberships,
+            )
+    return None
+
+
+def current_principal(
+    request: Request,
+    bearer: HTTPAuthorizationCredentials | None = Depends(bearer_scheme),
+    cookie: str | None = Depends(cookie_scheme),
+) -> Principal | None:
+    """The principal behind the request's token or session cookie (a token wins), or None.
+    Kept on ``request.state.principal`` for the templates' "signed in as" line."""
+    if hasattr(request.state, "principal"):
+        cached: Principal | None = request.state.principal
+        return cached
+    principal = _resolve(request, bearer.credentials if bearer else None, cookie)
+    request.state.principal = principal
+    return principal
+
+
+def _mark(dependency: Callable[..., Any], mark: str) -> Callable[..., Any]:
+    dependency.trace_permission = mark  # type: ignore[attr-defined]
+    return dependency
+
+
+def _needs(permission: Permission) -> Callable[..., Principal]:
+    def dependency(principal: Principal | None = Depends(current_principal)) -> Principal:
+        if principal is None:
+            raise NotSignedIn
+        if not principal.can_somewhere(permission):
+            raise Refused(refusal_message(principal, permission))
+        return principal
+
+    dependency.__name__ = f"needs_{permission.name.lower()}"
+    return _mark(dependency, permission.value)
+
+
+def refusal_message(principal: Principal, permission: Permission) -> str:
+    if principal.scopes is not None and permission not in principal.scopes:
+        return f"This token's scopes do not include {permission.value}."
+    return f"Your role does not allow this ({permission.value} is needed)."
+
+
+_NEEDS: dict[Permission, Callable[..., Principal]] = {p: _needs(p) for p in Permission}
+
+
+def needs(permission: Permission) -> Any:
+    """``principal: Principal = needs(Permission.READ)`` in a route's signature."""
+    return Depends(_NEEDS[permission])
+
+
+def _signed_in(principal: Principal | None = Depends(current_principal)) -> Principal:
+    if principal is None:
+        raise NotSignedIn
+    return principal
+
+
+def _public() -> None:
+    return None
+
+
+SIGNED_IN: Any = Depends(_mark(_signed_in, SIGNED_IN_MARK))
+PUBLIC: Any = Depends(_mark(_public, PUBLIC_MARK))
+
+
+def authorize(principal: Principal, permission: Permission, incident_id: str | None) -> None:
+    """The object-level check: may ``principal`` do ``permission`` in this incident?"""
+    if not principal.can(permission, incident_id):
+        if not principal.may_see(incident_id or ""):
+            raise Refused("You are not a member of this incident.")
+        raise Refused(refusal_message(principal, permission))
+
+
+def authorize_record(
+    request: Request,
+    principal: Principal,
+    permission: Permission,
+    kind: type[Report | Person | Alert],
+    record_id: str,
+) -> str:
+    """The object-level check for a report, person or alert: looks up its incident in a
+    short read of its own (so the caller's write transaction starts clean), then
+    :func:`authorize`. Returns the incident id; NotFoundError for an unknown id."""
+    with database(request).sessions() as session:
+        incident_id = queries.incident_of(session, kind, record_id)
+    authorize(principal, permission, incident_id)
+    return incident_id
+
+
+def reporting_organization(principal: Principal, incident_id: str, named: str | None = None) -> str:
+    """The organisation a member publishes for in this incident (from the account, never
+    from the form). Refused when the membership names none, or when the request names
+    another organisation (ASVS 8.2.2: no publishing for someone else)."""
+    from trace_app.domain.text import name_key
+
+    membership = principal.membership_for(incident_id)
+    if membership is None or not membership.organization_name:
+        raise Refused("Your account has no organisation to publish for; ask a coordinator.")
+    if named is not None and name_key(named) != name_key(membership.organization_name):
+        raise Refused(
+            f"You publish for {membership.organization_name} only, not for another organisation."
+        )
+    return membership.organization_name
+
+
+# --- answers ----------------------------------------------------------------------------
+
+
+def wants_json(request: Request) -> bool:
+    """The API and its description answer JSON; pages answer HTML."""
+    return request.url.path.startswith("/api/") or request.url.path == "/openapi.json"
+
+
+def not_signed_in_response(request: Request) -> Response:
+    from urllib.parse import quote
+
+    from fastapi.responses import JSONResponse, RedirectResponse
+
+    from trace_app.web.deps import render
+
+    if wants_json(request):
+        return JSONResponse(
+            {"detail": NotSignedIn.message, "code": NotSignedIn.code},
+            status_code=401,
+            headers={"WWW-Authenticate": 'Bearer realm="trace"'},
+        )
+    if request.method == "GET":
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+    return render(
+        request, "error.html", {"title": "Sign in first", "message": NotSignedIn.message}, 401
+    )
+
+
+def refused_response(request: Request, exc: Refused) -> Response:
+    from fastapi.responses import JSONResponse
+
+    from trace_app.web.deps import render
+
+    if wants_json(request):
+        return JSONResponse({"detail": exc.message, "code": exc.code}, status_code=403)
+    return render(request, "error.html", {"title": "Not allowed", "message": exc.message}, 403)

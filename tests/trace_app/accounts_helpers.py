@@ -1,0 +1,97 @@
+"""Real accounts for tests: users made through the accounts module (real Argon2id hashes),
+signed in through the real login form, and real bearer tokens.
+
+``signed_in(app, role=...)`` is a TestClient on ``http://localhost`` (an allowed host) whose
+cookie jar holds a real session for a new user of that role.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from trace_app.accounts import tokens
+from trace_app.accounts.users import NewMembership, create_user, get_user
+from trace_app.domain.audit import Actor, require_audit
+from trace_app.store.db import Database
+
+PASSWORD = "correct horse battery staple"
+BASE_URL = "http://localhost"
+TEST_OPERATOR = Actor.operator("tests")
+# Every permission there is: an admin of every incident, publishing as this organisation.
+ADMIN_ORGANIZATION = "Central Hospital Demo"
+
+
+def make_user(
+    db: Database,
+    name: str,
+    role: str,
+    organization: str | None = None,
+    incident_id: str | None = None,
+    password: str = PASSWORD,
+) -> None:
+    with require_audit(db.sessions()) as session:
+        create_user(
+            session, TEST_OPERATOR, name, password, NewMembership(role, organization, incident_id)
+        )
+        session.commit()
+
+
+def make_token(db: Database, user: str, scopes: list[str], expires_days: int | None = None) -> str:
+    with require_audit(db.sessions()) as session:
+        _token, secret = tokens.create(
+            session, TEST_OPERATOR, get_user(session, user), "test", scopes, expires_days
+        )
+        session.commit()
+    return secret
+
+
+def csrf(client: TestClient) -> str:
+    """The double-submit token (the cookie the first page set)."""
+    if "trace_csrf" not in client.cookies:
+        client.get("/login")
+    return str(client.cookies["trace_csrf"])
+
+
+def sign_in(client: TestClient, name: str, password: str = PASSWORD) -> Any:
+    response = client.post(
+        "/login",
+        data={"name": name, "password": password, "next": "/", "csrf_token": csrf(client)},
+        follow_redirects=False,
+    )
+    return response
+
+
+def client_for(app: FastAPI, **kwargs: Any) -> TestClient:
+    kwargs.setdefault("follow_redirects", False)
+    return TestClient(app, base_url=BASE_URL, **kwargs)
+
+
+def app_database(app: FastAPI) -> Database:
+    db = app.state.db
+    assert isinstance(db, Database)
+    return db
+
+
+_counter = 0
+
+
+def signed_in(
+    app: FastAPI,
+    role: str = "admin",
+    organization: str | None = ADMIN_ORGANIZATION,
+    incident_id: str | None = None,
+    name: str | None = None,
+) -> TestClient:
+    """A client signed in as a new user of ``role`` (not entered: the caller's ``with``
+    runs the app's lifespan)."""
+    global _counter
+    _counter += 1
+    name = name or f"{role}-{_counter}"
+    make_user(app_database(app), name, role, organization, incident_id)
+    client = client_for(app)
+    response = sign_in(client, name)
+    assert response.status_code == 303, response.text
+    return client
