@@ -66,7 +66,8 @@ def sign_in(client: TestClient, name: str, password: str = PASSWORD) -> Any:
 
 def client_for(app: FastAPI, **kwargs: Any) -> TestClient:
     kwargs.setdefault("follow_redirects", False)
-    return TestClient(app, base_url=BASE_URL, **kwargs)
+    kwargs.setdefault("base_url", BASE_URL)
+    return TestClient(app, **kwargs)
 
 
 def app_database(app: FastAPI) -> Database:
