@@ -24,6 +24,7 @@ def test_search_finds_a_devanagari_name_from_a_typo(
             "person": {"name": "सुनिता राई", "age": 31},
             "status": "safe",
         },
+        as_user="demo-reviewer",  # a member of the camp publishes for the camp
     )
     page.goto(live_server.url(f"/incidents/{incident_id}/people"))
     page.get_by_label("Name").fill("Sunitta")
