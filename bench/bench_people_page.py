@@ -23,6 +23,7 @@ import httpx
 import uvicorn
 from sqlalchemy import insert, select
 
+from signin import admin_headers
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
 from trace_app.store.models import Alert, Claim, ClaimStatus, Incident, Organization, Person, Report
@@ -131,6 +132,7 @@ def main() -> None:
         with db.sessions() as s:
             incident_id = s.scalars(select(Incident.id)).one()
         fill(db, incident_id)
+        headers = admin_headers(db)
         setup_s = time.perf_counter() - t0
 
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
@@ -145,7 +147,7 @@ def main() -> None:
         middle_page = f"/incidents/{incident_id}/people?page=50"
         static = "/static/trace.css"
         samples: dict[str, list[float]] = {first_page: [], middle_page: [], static: []}
-        with httpx.Client(base_url=base, timeout=30) as client:
+        with httpx.Client(base_url=base, timeout=30, headers=headers) as client:
             page = client.get(first_page).text
             people_total = page.count('class="person"')
             for path in samples:  # warm up

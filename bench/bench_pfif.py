@@ -157,19 +157,29 @@ class DatabaseRun:
     """A database with a new, empty incident, for the database import and export."""
 
     def __init__(self, folder: Path, name: str) -> None:
+        from trace_app.domain.audit import Actor
         from trace_app.domain.incidents import create_incident
         from trace_app.store.db import Database, make_engine, migrate
 
         self.db = Database(make_engine(DATABASE_URL or f"sqlite:///{folder / name}.db"))
         migrate(self.db.engine)
         with self.db.session() as s:
-            self.incident = create_incident(s, f"Bench {name} {time.time_ns()}").id
+            self.incident = create_incident(
+                s, f"Bench {name} {time.time_ns()}", actor=Actor.operator("benchmark")
+            ).id
 
     def import_file(self, path: Path) -> ImportSummary:
+        from trace_app.domain.audit import Actor
         from trace_app.domain.pfif_import import import_pfif
 
         with self.db.session() as s, path.open("rb") as data:
-            return import_pfif(s, self.incident, data, domain="trace.example.org")
+            return import_pfif(
+                s,
+                self.incident,
+                data,
+                domain="trace.example.org",
+                actor=Actor.operator("benchmark"),
+            )
 
     def export_file(self, path: Path) -> None:
         from trace_app.domain.pfif_export import iter_incident_pfif

@@ -51,24 +51,19 @@ def start(session: Session, user_id: str, timeouts: Timeouts, now: datetime | No
     return session_id
 
 
-def resolve(
-    session: Session, session_id: str, timeouts: Timeouts, now: datetime | None = None
-) -> WebSession | None:
-    """The live session behind a cookie value, or None (an expired one is deleted)."""
-    if not session_id or len(session_id) > 100:
-        return None
-    now = now or utc_now()
-    row = session.get(WebSession, id_hash(session_id))
-    if row is None:
-        return None
-    if now >= row.expires_at or now - row.last_seen_at > timeouts.idle:
-        session.delete(row)
-        session.commit()
-        return None
-    if now - row.last_seen_at >= TOUCH_EVERY:
-        row.last_seen_at = now
-        session.commit()
-    return row
+def is_live(
+    created_at: datetime,
+    last_seen_at: datetime,
+    expires_at: datetime,
+    timeouts: Timeouts,
+    now: datetime,
+) -> bool:
+    """The session rule: not past its absolute end, not idle for longer than allowed."""
+    return (
+        now < expires_at
+        and now < created_at + timeouts.absolute
+        and (now - last_seen_at <= timeouts.idle)
+    )
 
 
 def end(session: Session, session_id: str) -> str | None:

@@ -87,19 +87,9 @@ def create(
     return token, secret
 
 
-def resolve(session: Session, secret: str, now: datetime | None = None) -> ApiToken | None:
-    """The live token with this secret, or None (unknown, revoked or expired)."""
-    if not secret.startswith(PREFIX) or len(secret) > 100:
-        return None
-    token = session.scalars(
-        select(ApiToken).where(ApiToken.secret_hash == secret_hash(secret))
-    ).one_or_none()
-    now = now or utc_now()
-    if token is None or token.revoked_at is not None:
-        return None
-    if token.expires_at is not None and now >= token.expires_at:
-        return None
-    return token
+def is_live(revoked_at: datetime | None, expires_at: datetime | None, now: datetime) -> bool:
+    """The token rule: not revoked, and not past its expiry (if it has one)."""
+    return revoked_at is None and (expires_at is None or now < expires_at)
 
 
 def revoke(session: Session, actor: Actor, token_id: str) -> ApiToken:

@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session, selectinload
 
 from trace_app.accounts import passwords
 from trace_app.accounts.permissions import Role
-from trace_app.accounts.principal import MembershipView, Principal
 from trace_app.domain import audit
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError, NotFoundError
@@ -226,32 +225,6 @@ def authenticate(session: Session, name: str, password: str) -> User | None:
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = passwords.hasher().hash(password)
     return user
-
-
-def principal_for(session: Session, user_id: str, actor: Actor | None = None) -> Principal | None:
-    """The principal of an enabled user (memberships with their organisation names)."""
-    user = session.scalars(
-        select(User)
-        .where(User.id == user_id)
-        .options(selectinload(User.memberships).selectinload(Membership.organization))
-    ).one_or_none()
-    if user is None or user.disabled:
-        return None
-    memberships = tuple(
-        MembershipView(
-            scope=m.scope,
-            role=Role(m.role),
-            organization_id=m.organization_id,
-            organization_name=m.organization.name if m.organization else None,
-        )
-        for m in user.memberships
-    )
-    return Principal(
-        actor=actor or Actor(kind="user", id=user.id, name=user.name),
-        user_id=user.id,
-        user_name=user.name,
-        memberships=memberships,
-    )
 
 
 def list_users(session: Session) -> list[User]:

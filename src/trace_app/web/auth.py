@@ -17,20 +17,18 @@ without the permission gets 403. Both bodies are the API's usual ``{"detail", "c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import Response
 
+from trace_app.accounts import identify
 from trace_app.accounts import sessions as web_sessions
-from trace_app.accounts import tokens
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
-from trace_app.accounts.users import principal_for
 from trace_app.domain import queries
-from trace_app.domain.audit import Actor
 from trace_app.settings import TraceSettings
 from trace_app.store.models import Alert, Person, Report
 from trace_app.web.deps import database
@@ -90,44 +88,12 @@ def client_address(request: Request) -> str:
 
 
 def _resolve(request: Request, bearer: str | None, cookie: str | None) -> Principal | None:
-    settings = settings_of(request)
     client = client_address(request)
     with database(request).sessions() as session:
         if bearer is not None:
-            token = tokens.resolve(session, bearer)
-            if token is None:
-                return None
-            actor = Actor(
-                kind="token",
-                id=token.id,
-                name=f"{token.user.name} (token {token.name})",
-                client=client,
-            )
-            principal = principal_for(session, token.user_id, actor)
-            if principal is None:
-                return None
-            return Principal(
-                actor=principal.actor,
-                user_id=principal.user_id,
-                user_name=principal.user_name,
-                memberships=principal.memberships,
-                scopes=frozenset(Permission(s) for s in token.scopes),
-                token_id=token.id,
-            )
+            return identify.by_token(session, bearer, client)
         if cookie:
-            row = web_sessions.resolve(session, cookie, timeouts(settings))
-            if row is None:
-                return None
-            user_id = row.user_id
-            found = principal_for(session, user_id)
-            if found is None:
-                return None
-            return Principal(
-                actor=Actor(kind="user", id=user_id, name=found.user_name, client=client),
-                user_id=found.user_id,
-                user_name=found.user_name,
-                memberships=found.memberships,
-            )
+            return identify.by_session(session, cookie, timeouts(settings_of(request)), client)
     return None
 
 
@@ -151,8 +117,9 @@ def _mark(dependency: Callable[..., Any], mark: str) -> Callable[..., Any]:
     return dependency
 
 
-def _needs(permission: Permission) -> Callable[..., Principal]:
-    def dependency(principal: Principal | None = Depends(current_principal)) -> Principal:
+def _needs(permission: Permission) -> Callable[..., Awaitable[Principal]]:
+    # async: the check is pure, so it costs no thread hop
+    async def dependency(principal: Principal | None = Depends(current_principal)) -> Principal:
         if principal is None:
             raise NotSignedIn
         if not principal.can_somewhere(permission):
@@ -169,7 +136,7 @@ def refusal_message(principal: Principal, permission: Permission) -> str:
     return f"Your role does not allow this ({permission.value} is needed)."
 
 
-_NEEDS: dict[Permission, Callable[..., Principal]] = {p: _needs(p) for p in Permission}
+_NEEDS: dict[Permission, Callable[..., Awaitable[Principal]]] = {p: _needs(p) for p in Permission}
 
 
 def needs(permission: Permission) -> Any:
@@ -177,13 +144,13 @@ def needs(permission: Permission) -> Any:
     return Depends(_NEEDS[permission])
 
 
-def _signed_in(principal: Principal | None = Depends(current_principal)) -> Principal:
+async def _signed_in(principal: Principal | None = Depends(current_principal)) -> Principal:
     if principal is None:
         raise NotSignedIn
     return principal
 
 
-def _public() -> None:
+async def _public() -> None:
     return None
 
 
