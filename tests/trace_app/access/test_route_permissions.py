@@ -358,3 +358,40 @@ def test_a_member_of_one_incident_sees_and_changes_nothing_elsewhere(app: FastAP
         mine = client.post("/api/reports", json=_report_body({"incident_id": other_id}))
         assert mine.status_code == 201, mine.text
         assert mine.json()["source"] == "Narrow Clinic"
+
+
+ROLES = ("viewer", "reporter", "reviewer", "coordinator", "admin")
+OWN_ACCOUNT = {"/logout", "/account/password", "/login"}
+
+
+def _needed(app: FastAPI, method: str, path: str) -> str:
+    """The permission an example needs: its route's mark; a typed passphrase (the
+    examples type one) also needs checks:run."""
+    if path.endswith("/investigate"):
+        return "checks:run"
+    route = next(r for m, p, r in _routes(app) if (m, p) == (method, path))
+    return _marks(route.dependant)[0]
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_the_permission_matrix(app: FastAPI, role: str) -> None:
+    """Role x operation, from the permission table: each operation is refused (403) exactly
+    when the table does not give the role its permission."""
+    from trace_app.accounts.permissions import Permission, allows
+
+    with signed_in(app) as admin:
+        ids = _ids(admin)
+    client = signed_in(app, role=role, organization="Central Hospital Demo")
+    answered: dict[str, int] = {}
+    with client:
+        for method, path in _state_changing(app):
+            if path in OWN_ACCOUNT or path.endswith("/reset"):
+                continue  # the reset runs last: it changes every id
+            call, _action = EXAMPLES[(method, path)]
+            answered[f"{method} {path}"] = call(client, ids).status_code
+        for method, path in (("POST", "/api/demo/reset"), ("POST", "/demo/reset")):
+            answered[f"{method} {path}"] = EXAMPLES[(method, path)][0](client, ids).status_code
+    for operation, status in answered.items():
+        method, path = operation.split(" ", 1)
+        allowed = allows(role, Permission(_needed(app, method, path)))
+        assert (status == 403) != allowed, f"{role}: {operation} -> {status}"
