@@ -117,7 +117,8 @@ class SecurityMiddleware:
         cookie_token = _cookie_token(headers)
         token = cookie_token or secrets.token_urlsafe(32)
         scope.setdefault("state", {})["csrf_token"] = token
-        send = self._with_headers(send, path, None if cookie_token else token)
+        https = scope.get("scheme") == "https"
+        send = self._with_headers(send, path, None if cookie_token else token, https)
 
         declared = headers.get("content-length")
         if declared is not None:
@@ -230,7 +231,9 @@ class SecurityMiddleware:
             is_api,
         )
 
-    def _with_headers(self, send: Send, path: str, new_token: str | None) -> Send:
+    def _with_headers(
+        self, send: Send, path: str, new_token: str | None, https: bool = False
+    ) -> Send:
         policy = DOCS_CONTENT_SECURITY_POLICY if path in DOCS_PATHS else CONTENT_SECURITY_POLICY
 
         async def send_with_headers(message: Message) -> None:
@@ -245,7 +248,8 @@ class SecurityMiddleware:
                 if new_token is not None:
                     out.append(
                         "set-cookie",
-                        f"{CSRF_COOKIE}={new_token}; Path=/; HttpOnly; SameSite=Strict",
+                        f"{CSRF_COOKIE}={new_token}; Path=/; HttpOnly; SameSite=Strict"
+                        + ("; Secure" if https else ""),
                     )
             await send(message)
 
