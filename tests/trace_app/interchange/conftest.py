@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import func, select
 
 from trace_app.domain.incidents import create_incident
@@ -34,7 +35,7 @@ START = datetime(2026, 7, 14, 6, 0, tzinfo=UTC)
 
 def new_incident(database: Database, name: str = "Flood") -> str:
     with database.session() as s:
-        return create_incident(s, name).id
+        return create_incident(s, name, actor=TEST_OPERATOR).id
 
 
 def publish(
@@ -117,7 +118,7 @@ def review(
         )
         s.add(run)
         s.flush()
-        record_review(s, run, value, note)
+        record_review(s, run, value, note, actor=TEST_OPERATOR)
 
 
 def export(database: Database, incident_id: str) -> bytes:
@@ -130,7 +131,12 @@ def import_doc(
 ) -> ImportSummary:
     with database.session() as s:
         return import_pfif(
-            s, incident_id, io.BytesIO(document), domain=DOMAIN, skip_invalid=skip_invalid
+            s,
+            incident_id,
+            io.BytesIO(document),
+            domain=DOMAIN,
+            skip_invalid=skip_invalid,
+            actor=TEST_OPERATOR,
         )
 
 
@@ -150,6 +156,7 @@ def import_csv(
             source_name=source,
             domain=DOMAIN,
             skip_invalid=skip,
+            actor=TEST_OPERATOR,
         )
 
 

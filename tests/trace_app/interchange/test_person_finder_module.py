@@ -35,6 +35,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import select
 
 from trace_app.domain.links import decide_link
@@ -161,6 +162,7 @@ def _incident(database: Database, incident: str) -> dict[str, str]:
             person_of[story["ram_deva"]],
             LinkDecision.SAME,
             "the same phone number",
+            actor=TEST_OPERATOR,
         )
     return story
 

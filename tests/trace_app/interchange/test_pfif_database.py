@@ -4,6 +4,7 @@ all or nothing, identity rules, reviews and links."""
 from __future__ import annotations
 
 import pytest
+from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import func, select
 
 from trace_app.domain.links import decide_link
@@ -304,7 +305,9 @@ def test_linked_person_record_id_comes_from_same_decisions(database: Database) -
         maya_ids = sorted(s.scalars(select(Person.id).where(Person.name == "Maya Gurung")))
     assert len(maya_ids) == 2
     with database.session() as s:
-        decide_link(s, maya_ids[0], maya_ids[1], LinkDecision.SAME, "same phone number")
+        decide_link(
+            s, maya_ids[0], maya_ids[1], LinkDecision.SAME, "same phone number", actor=TEST_OPERATOR
+        )
     _, notes = person_finder_parse(export(database, incident))
     linked = {n["person_record_id"]: n.get("linked_person_record_id") for n in notes}
     a, b = (f"{DOMAIN}/{pid}" for pid in maya_ids)
@@ -312,6 +315,13 @@ def test_linked_person_record_id_comes_from_same_decisions(database: Database) -
     assert [v for k, v in linked.items() if k not in (a, b)] == [None]
     # "different" supersedes "same": no link is written any more
     with database.session() as s:
-        decide_link(s, maya_ids[0], maya_ids[1], LinkDecision.DIFFERENT, "two people after all")
+        decide_link(
+            s,
+            maya_ids[0],
+            maya_ids[1],
+            LinkDecision.DIFFERENT,
+            "two people after all",
+            actor=TEST_OPERATOR,
+        )
     _, notes = person_finder_parse(export(database, incident))
     assert not any("linked_person_record_id" in n for n in notes)

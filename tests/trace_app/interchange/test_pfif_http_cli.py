@@ -82,7 +82,7 @@ def test_import_refusals_are_typed_and_save_nothing(web: Any, incident_id: str) 
 
 
 def test_the_pfif_body_limit_is_its_own(tmp_path: Path) -> None:
-    from fastapi.testclient import TestClient
+    from accounts_helpers import signed_in
 
     from trace_app.settings import TraceSettings
     from trace_app.web.app import create_app
@@ -96,7 +96,7 @@ def test_the_pfif_body_limit_is_its_own(tmp_path: Path) -> None:
         pfif_max_bytes=8192,
         recorded_investigations=tmp_path / "no-recorded-runs.json",
     )
-    with TestClient(create_app(settings)) as client:
+    with signed_in(create_app(settings)) as client:  # an admin: pfif:write
         incident = client.get("/api/incidents").json()["items"][0]["id"]
         body = (FIXTURES / "registry-1.4.xml").read_bytes()
         assert 2048 < len(body) < 8192
