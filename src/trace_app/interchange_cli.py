@@ -23,19 +23,26 @@ import_app = typer.Typer(help="Import lists of people.", no_args_is_help=True)
 def pfif_export(
     incident_id: str = typer.Argument(..., help="The incident to export."),
     output: Path = typer.Option(..., "-o", "--output", help="The PFIF file to write."),
+    pfif_version: str = typer.Option(
+        "1.4", "--pfif-version", help="1.4, or 1.3 for consumers that read only 1.2 or 1.3."
+    ),
 ) -> None:
-    """Write the incident as PFIF 1.4 (written whole to a temporary file, then renamed)."""
+    """Write the incident as PFIF 1.4 or 1.3 (whole to a temporary file, then renamed)."""
     from trace_app.domain import audit
     from trace_app.domain.errors import NotFoundError
-    from trace_app.domain.pfif_export import iter_incident_pfif
+    from trace_app.domain.pfif_export import EXPORT_VERSIONS, iter_incident_pfif
     from trace_app.store.db import Database
 
+    if pfif_version not in EXPORT_VERSIONS:
+        fail(f"--pfif-version must be one of {', '.join(EXPORT_VERSIONS)}, not {pfif_version!r}")
     settings = trace_settings()
     db = Database.from_settings(settings)
     target = output.resolve()
     try:
         with db.sessions() as session:
-            chunks = iter_incident_pfif(session, incident_id, domain=settings.pfif_domain)
+            chunks = iter_incident_pfif(
+                session, incident_id, domain=settings.pfif_domain, version=pfif_version
+            )
             audit.record(
                 session,
                 operator(),
@@ -43,7 +50,7 @@ def pfif_export(
                 object_type="incident",
                 object_id=incident_id,
                 incident_id=incident_id,
-                after={"format": "PFIF 1.4", "file": output.name},
+                after={"format": f"PFIF {pfif_version}", "file": output.name},
             )
             session.commit()
             fd, temp = tempfile.mkstemp(prefix=".pfif-", dir=target.parent)
@@ -63,7 +70,7 @@ def pfif_export(
         fail(f"cannot write {output}: {exc.strerror or exc}", 2)
     finally:
         db.dispose()
-    typer.echo(f"Wrote {output} ({size:,} bytes, PFIF 1.4).")
+    typer.echo(f"Wrote {output} ({size:,} bytes, PFIF {pfif_version}).")
 
 
 def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **extra: str) -> None:

@@ -303,8 +303,27 @@ def _note(
     }
 
 
+EXPORT_VERSIONS = ("1.4", "1.3")
+
+
 def iter_incident_pfif(
-    session: Session, incident_id: str, *, domain: str, batch: int = BATCH
+    session: Session, incident_id: str, *, domain: str, batch: int = BATCH, version: str = "1.4"
 ) -> Iterator[bytes]:
-    """The incident's PFIF 1.4 document as UTF-8 chunks (NotFoundError before the first)."""
-    return iter_pfif(export_records(session, incident_id, domain=domain, batch=batch))
+    """The incident's PFIF document (1.4, or 1.3 for older consumers) as UTF-8 chunks
+    (NotFoundError before the first)."""
+    records = export_records(session, incident_id, domain=domain, batch=batch)
+    if version == "1.3":
+        records = (_as_1_3(person) for person in records)
+    return iter_pfif(records, version=version)
+
+
+def _as_1_3(person: PersonOut) -> PersonOut:
+    """PFIF 1.3 has no ``alternate_names``: they are kept in the description (``other``)."""
+    names = person.fields.get("alternate_names", "")
+    if not names:
+        return person
+    # one line: Person Finder's validator takes a text field to be one line
+    also = "Also known as: " + "; ".join(names.splitlines()) + "."
+    description = person.fields.get("description", "")
+    fields = {**person.fields, "description": f"{description} {also}" if description else also}
+    return PersonOut(fields=fields, notes=person.notes)

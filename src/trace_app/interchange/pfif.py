@@ -278,14 +278,87 @@ def _element(name: str, value: str, indent: str) -> str:
     return f"{indent}<pfif:{name}>{xml_text(neutralize(value))}</pfif:{name}>\n"
 
 
-def _record(kind: str, names: tuple[str, ...], fields: Mapping[str, str], indent: str) -> str:
+def _record(
+    kind: str,
+    names: tuple[str, ...],
+    fields: Mapping[str, str],
+    indent: str,
+    as_1_4: Mapping[str, str],
+) -> str:
+    """A record's opening tag and fields, in the version's order (``names``); a field is
+    read from ``fields`` by its 1.4 name (``as_1_4`` maps the version's name to it)."""
     parts = [f"{indent}<pfif:{kind}>\n"]
     inner = indent + "  "
     for name in names:
-        value = fields.get(name)
+        value = fields.get(as_1_4.get(name, name))
         if value:
             parts.append(_element(name, value, inner))
     return "".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenVersion:
+    """What one PFIF version writes: its namespace and fields, in its specification's
+    order, and the names it gives 1.4's fields (``first_name`` for ``given_name``...)."""
+
+    namespace: str
+    person_fields: tuple[str, ...]
+    note_fields: tuple[str, ...]
+    as_1_4: Mapping[str, str]
+
+
+PFIF_1_3_PERSON_FIELDS: tuple[str, ...] = (
+    "person_record_id",
+    "entry_date",
+    "expiry_date",
+    "author_name",
+    "author_email",
+    "author_phone",
+    "source_name",
+    "source_date",
+    "source_url",
+    "full_name",
+    "first_name",
+    "last_name",
+    "sex",
+    "date_of_birth",
+    "age",
+    "home_street",
+    "home_neighborhood",
+    "home_city",
+    "home_state",
+    "home_postal_code",
+    "home_country",
+    "photo_url",
+    "other",
+)
+PFIF_1_3_NOTE_FIELDS: tuple[str, ...] = (
+    "note_record_id",
+    "person_record_id",
+    "linked_person_record_id",
+    "entry_date",
+    "author_name",
+    "author_email",
+    "author_phone",
+    "source_date",
+    "found",
+    "status",
+    "email_of_found_person",
+    "phone_of_found_person",
+    "last_known_location",
+    "text",
+)
+WRITTEN_VERSIONS: dict[str, WrittenVersion] = {
+    "1.4": WrittenVersion(PFIF_1_4_NS, PERSON_FIELDS, NOTE_FIELDS, {}),
+    # For consumers that read 1.2 or 1.3 (Person Finder's validator reads up to 1.3). 1.3
+    # has no alternate names: the exporter folds them into ``other`` (the description).
+    "1.3": WrittenVersion(
+        "http://zesty.ca/pfif/1.3",
+        PFIF_1_3_PERSON_FIELDS,
+        PFIF_1_3_NOTE_FIELDS,
+        {k: v for k, v in RENAMED_FIELDS.items() if k != "home_zip"},
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,20 +369,26 @@ class PersonOut:
     notes: Iterable[Mapping[str, str]] = ()
 
 
-def iter_pfif(persons: Iterable[PersonOut], *, batch: int = 200) -> Iterator[bytes]:
-    """The PFIF 1.4 document for ``persons``, as UTF-8 chunks (``batch`` persons each).
+def iter_pfif(
+    persons: Iterable[PersonOut], *, batch: int = 200, version: str = "1.4"
+) -> Iterator[bytes]:
+    """The PFIF document (1.4, or 1.3) for ``persons``, as UTF-8 chunks (``batch`` persons
+    each). ``persons`` carry 1.4 field names; a 1.3 document writes them under 1.3's.
 
     Notes are written inside their person, so they carry its ``person_record_id``
     (written as well, as Person Finder's own export does)."""
-    header = f'<?xml version="1.0" encoding="UTF-8"?>\n<pfif:pfif xmlns:pfif="{PFIF_1_4_NS}">\n'
+    written = WRITTEN_VERSIONS[version]
+    header = (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<pfif:pfif xmlns:pfif="{written.namespace}">\n'
+    )
     yield header.encode()
     parts: list[str] = []
     count = 0
     for person in persons:
-        head = _record("person", PERSON_FIELDS, person.fields, "  ")
+        head = _record("person", written.person_fields, person.fields, "  ", written.as_1_4)
         parts.append(head)
         for note in person.notes:
-            parts.append(_record("note", NOTE_FIELDS, note, "    "))
+            parts.append(_record("note", written.note_fields, note, "    ", written.as_1_4))
             parts.append("    </pfif:note>\n")
         parts.append("  </pfif:person>\n")
         count += 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from collections.abc import Iterator
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -126,14 +126,19 @@ def _settings(request: Request) -> TraceSettings:
     response_class=Response,
     responses={
         200: {
-            "description": "The incident as a PFIF 1.4 document (streamed)",
+            "description": "The incident as a PFIF 1.4 (or 1.3) document (streamed)",
             "content": {XML: {"schema": {"type": "string"}}},
         },
         404: {"model": ErrorOut, "description": "No such incident"},
     },
 )
 def export_pfif(
-    incident_id: IncidentId, request: Request, principal: Principal = needs(Permission.PFIF_READ)
+    incident_id: IncidentId,
+    request: Request,
+    version: Annotated[
+        Literal["1.4", "1.3"], Query(description="PFIF 1.4 (default), or 1.3 for older readers")
+    ] = "1.4",
+    principal: Principal = needs(Permission.PFIF_READ),
 ) -> Response:
     """The incident's people (one PFIF person each) and claims (one note each) as PFIF
     1.4, written as it is read from the database (see docs/interchange.md). Audited as
@@ -141,7 +146,9 @@ def export_pfif(
     authorize(principal, Permission.PFIF_READ, incident_id)
     session = open_session(request)
     try:
-        chunks = iter_incident_pfif(session, incident_id, domain=_settings(request).pfif_domain)
+        chunks = iter_incident_pfif(
+            session, incident_id, domain=_settings(request).pfif_domain, version=version
+        )
     except NotFoundError as exc:
         session.close()
         return trace_error_response(404, exc)
@@ -153,7 +160,7 @@ def export_pfif(
             object_type="incident",
             object_id=incident_id,
             incident_id=incident_id,
-            after={"format": "PFIF 1.4"},
+            after={"format": f"PFIF {version}"},
         )
         audit_session.commit()
 
