@@ -4,9 +4,9 @@ PostgreSQL.
 Person Finder's PFIF module (``app/pfif.py`` in github.com/google/personfinder, which
 reads PFIF 1.1 to 1.4) and its PFIF test files (``tests/test.pfif-1.4.xml``,
 ``tests/test.pfif-1.2.xml``) may not be copied into this repository. They are read from
-a checkout of that repository: ``PERSONFINDER_DIR``, else ``<repo>/../personfinder``
-(beside the real data in ``<repo>/../shared``). Without one, these tests skip and say
-where they looked.
+``PERSONFINDER_DIR``, else ``<repo>/../shared/oracles/personfinder`` (where CI has them),
+else a checkout at ``<repo>/../personfinder`` (:mod:`.person_finder_oracle`). Only when
+none exists do these tests skip, saying where they looked.
 
 - An incident's export is parsed by Person Finder's own reader (``pfif.parse_file``),
   loaded from the checkout with importlib, and what it returns is checked record by
@@ -27,7 +27,6 @@ import importlib.abc
 import importlib.util
 import io
 import logging
-import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -54,9 +53,9 @@ from .conftest import (
     review,
     statuses,
 )
+from .person_finder_oracle import oracle_dir
 from .person_finder_rules import person_finder_parse
 
-REPO = Path(__file__).resolve().parents[3]
 PERSON_FINDER_TEST_FILES = ("test.pfif-1.4.xml", "test.pfif-1.2.xml")
 
 # The Python 2 spellings in Person Finder's pfif.py and their Python 3 equivalents.
@@ -94,23 +93,12 @@ class _PersonFinderLoader(importlib.abc.Loader):
         exec(code, module.__dict__)
 
 
-def _person_finder_dir() -> Path:
-    configured = os.environ.get("PERSONFINDER_DIR")
-    return Path(configured) if configured else REPO.parent / "personfinder"
-
-
 def _person_finder_file(relative: str) -> Path:
-    root = _person_finder_dir()
-    path = root / relative
+    """A file of Person Finder's code (``person_finder_oracle.oracle_dir``: it skips, naming
+    the places looked in, only when no copy is there; a copy without the file fails)."""
+    path = oracle_dir() / relative
     if not path.is_file():
-        source = (
-            "PERSONFINDER_DIR" if os.environ.get("PERSONFINDER_DIR") else "<repo>/../personfinder"
-        )
-        pytest.skip(
-            f"Person Finder's {relative} is absent: no {path} (a checkout of "
-            f"github.com/google/personfinder is looked for at {root}, from {source}; "
-            "set PERSONFINDER_DIR to one)"
-        )
+        pytest.fail(f"Person Finder's {relative} is missing from {path.parent}")
     return path
 
 
