@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from trace_app.cli_support import fail, model_settings, trace_settings
+from trace_app.cli_support import fail, model_settings, operator, trace_settings
 
 if TYPE_CHECKING:
     from trace_app.investigation.model_settings import ModelSettings
@@ -42,6 +42,26 @@ async def _live_once(service: InvestigationService, report_id: str, passphrase: 
         await service.aclose()
 
 
+def _audit_live_check(db: Any, report_id: str, result: Any) -> None:
+    """A live check from the command line is audited like one from the web (its outcome,
+    never the passphrase), as the operator."""
+    from trace_app.domain import audit
+    from trace_app.domain.queries import incident_of
+    from trace_app.store.models import Report
+
+    with db.sessions() as session:
+        audit.record(
+            session,
+            operator(),
+            "investigation.check",
+            object_type="report",
+            object_id=report_id,
+            incident_id=incident_of(session, Report, report_id),
+            after={"status": result.status.value, "mode": getattr(result.mode, "value", None)},
+        )
+        session.commit()
+
+
 def investigate(
     report_id: str = typer.Argument(..., help="The report to investigate."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -61,9 +81,12 @@ def investigate(
         service = build_service(db, settings, model=model)
         try:
             # PARTIAL or a saved run needs no passphrase: ask only when a call is due
-            result = service.without_call(report_id) or asyncio.run(
+            saved = service.without_call(report_id)
+            result = saved or asyncio.run(
                 _live_once(service, report_id, _passphrase(model, prompt))
             )
+            if saved is None:
+                _audit_live_check(db, report_id, result)
         except NotFoundError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc
