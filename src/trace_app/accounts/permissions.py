@@ -95,6 +95,12 @@ def allows(role: Role | str, permission: Permission) -> bool:
     return permission in ROLE_PERMISSIONS[Role(role)]
 
 
+def may_grant(granter: Role | str, role: Role | str) -> bool:
+    """A member who manages members gives roles up to their own, never above it (a
+    coordinator cannot make an admin, or themselves one)."""
+    return ROLE_ORDER.index(Role(role)) <= ROLE_ORDER.index(Role(granter))
+
+
 def parse_scopes(values: list[str] | tuple[str, ...]) -> tuple[Permission, ...]:
     """Token scopes from their names (ValueError naming the unknown ones)."""
     unknown = [v for v in values if v not in Permission._value2member_map_]

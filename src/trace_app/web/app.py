@@ -33,6 +33,7 @@ from trace_app.web import (
     api,
     interchange_routes,
     investigation_routes,
+    member_routes,
     pages,
     person_routes,
     review_routes,
@@ -120,6 +121,7 @@ def create_app(
     app.include_router(account_routes.api_router)
     app.include_router(api.router)
     app.include_router(interchange_routes.router)
+    app.include_router(member_routes.router)
     app.include_router(pages.router)
     app.include_router(person_routes.api_router)
     app.include_router(person_routes.page_router)

@@ -27,6 +27,7 @@ from trace_app.web.auth import PUBLIC_MARK
 
 REPO = Path(__file__).resolve().parents[3]
 SHIPPED_RUNS = REPO / "demo" / "recorded_investigations.json"
+MEMBER = "member-target"
 PUBLIC_ROUTES = {("GET", "/login"), ("POST", "/login"), ("GET", "/healthz")}
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 
@@ -61,6 +62,7 @@ def app(db_url: str, sqlite_settings: Any) -> Iterator[FastAPI]:
         publish_limit="10000/minute",
     )
     made = create_app(settings)
+    make_user(made.state.db, MEMBER, "viewer", "Some Camp")  # whom coordinators place
     yield made
     made.state.db.dispose()
 
@@ -92,7 +94,7 @@ def _ids(client: TestClient) -> dict[str, str]:
 
 
 def _path(path: str, ids: dict[str, str]) -> str:
-    for name, value in ids.items():
+    for name, value in {**ids, "user_name": MEMBER}.items():
         path = path.replace("{" + name + "}", value)
     return path
 
@@ -227,6 +229,19 @@ EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
         lambda c, ids: c.post("/api/incidents", json={"name": "Landslide Access Test"}),
         "incident.create",
     ),
+    ("PUT", "/api/incidents/{incident_id}/members/{user_name}"): (
+        lambda c, ids: c.put(
+            f"/api/incidents/{ids['incident_id']}/members/{MEMBER}",
+            json={"role": "reviewer", "organization": "Some Camp"},
+        ),
+        "member.set",
+    ),
+    ("POST", "/api/incidents/{incident_id}/members/{user_name}/remove"): (
+        lambda c, ids: c.post(
+            f"/api/incidents/{ids['incident_id']}/members/{MEMBER}/remove", json={}
+        ),
+        "member.remove",
+    ),
     ("POST", "/api/demo/reset"): (lambda c, ids: c.post("/api/demo/reset", json={}), "demo.reset"),
     ("POST", "/demo/reset"): (lambda c, ids: _form(c, "/demo/reset", {}), "demo.reset"),
 }
@@ -262,7 +277,7 @@ def _anonymous_call(client: TestClient, method: str, path: str) -> Any:
     if path.endswith("/pfif"):
         return client.post(path, content=b"<x/>", headers={"content-type": "application/xml"})
     if path.startswith("/api/"):
-        return client.post(path, json={})
+        return client.request(method, path, json={})
     return client.post(path, data={"csrf_token": csrf(client)})
 
 
