@@ -18,9 +18,12 @@ without the permission gets 403. Both bodies are the API's usual ``{"detail", "c
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import Depends, Request
+from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import Response
 
@@ -29,9 +32,10 @@ from trace_app.accounts import sessions as web_sessions
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
+from trace_app.domain.text import name_key
 from trace_app.settings import TraceSettings
 from trace_app.store.models import Alert, Person, Report
-from trace_app.web.deps import database
+from trace_app.web.deps import database, render
 
 bearer_scheme = HTTPBearer(
     auto_error=False,
@@ -73,8 +77,6 @@ def settings_of(request: Request) -> TraceSettings:
 
 
 def timeouts(settings: TraceSettings) -> web_sessions.Timeouts:
-    from datetime import timedelta
-
     return web_sessions.Timeouts(
         idle=timedelta(minutes=settings.session_idle_minutes),
         absolute=timedelta(hours=settings.session_max_hours),
@@ -160,10 +162,13 @@ PUBLIC: Any = Depends(_mark(_public, PUBLIC_MARK))
 
 def authorize(principal: Principal, permission: Permission, incident_id: str | None) -> None:
     """The object-level check: may ``principal`` do ``permission`` in this incident?"""
-    if not principal.can(permission, incident_id):
-        if not principal.may_see(incident_id or ""):
-            raise Refused("You are not a member of this incident.")
-        raise Refused(refusal_message(principal, permission))
+    if principal.can(permission, incident_id):
+        return
+    if incident_id is None:
+        raise Refused(f"This needs {permission.value} in every incident, which you do not have.")
+    if not principal.may_see(incident_id):
+        raise Refused("You are not a member of this incident.")
+    raise Refused(refusal_message(principal, permission))
 
 
 def authorize_record(
@@ -186,8 +191,6 @@ def reporting_organization(principal: Principal, incident_id: str, named: str | 
     """The organisation a member publishes for in this incident (from the account, never
     from the form). Refused when the membership names none, or when the request names
     another organisation (ASVS 8.2.2: no publishing for someone else)."""
-    from trace_app.domain.text import name_key
-
     membership = principal.membership_for(incident_id)
     if membership is None or not membership.organization_name:
         raise Refused("Your account has no organisation to publish for; ask a coordinator.")
@@ -207,12 +210,6 @@ def wants_json(request: Request) -> bool:
 
 
 def not_signed_in_response(request: Request) -> Response:
-    from urllib.parse import quote
-
-    from fastapi.responses import JSONResponse, RedirectResponse
-
-    from trace_app.web.deps import render
-
     if wants_json(request):
         return JSONResponse(
             {"detail": NotSignedIn.message, "code": NotSignedIn.code},
@@ -228,10 +225,6 @@ def not_signed_in_response(request: Request) -> Response:
 
 
 def refused_response(request: Request, exc: Refused) -> Response:
-    from fastapi.responses import JSONResponse
-
-    from trace_app.web.deps import render
-
     if wants_json(request):
         return JSONResponse({"detail": exc.message, "code": exc.code}, status_code=403)
     return render(request, "error.html", {"title": "Not allowed", "message": exc.message}, 403)
