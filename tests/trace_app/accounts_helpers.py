@@ -96,3 +96,37 @@ def signed_in(
     response = sign_in(client, name)
     assert response.status_code == 303, response.text
     return client
+
+
+def signed_in_with(
+    app: FastAPI,
+    role: str = "admin",
+    organization: str | None = ADMIN_ORGANIZATION,
+    incident_id: str | None = None,
+    name: str | None = None,
+    **client_options: Any,
+) -> TestClient:
+    """Like :func:`signed_in`, with the TestClient's own options (``follow_redirects``,
+    ``client=(address, port)``, ``base_url``, ``headers``) for tests that need them."""
+    global _counter
+    _counter += 1
+    name = name or f"{role}-{_counter}"
+    make_user(app_database(app), name, role, organization, incident_id)
+    client = client_for(app, **client_options)
+    response = sign_in(client, name)
+    assert response.status_code == 303, response.text
+    return client
+
+
+def member_of(
+    app: FastAPI, organization: str, role: str = "reporter", **options: Any
+) -> TestClient:
+    """A client signed in as a member of ``organization`` (every incident), made once per
+    app, organisation and role: reporters publish for their own organisation only."""
+    members: dict[tuple[str, str], TestClient] | None = getattr(app.state, "test_members", None)
+    if members is None:
+        members = app.state.test_members = {}
+    key = (organization, role)
+    if key not in members:
+        members[key] = signed_in_with(app, role=role, organization=organization, **options)
+    return members[key]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accounts_helpers import member_of, signed_in_with
 from fastapi.testclient import TestClient
 
 from modelgate.providers import ScriptedProvider
@@ -66,7 +67,9 @@ class Client:
         return str(items[0]["id"])
 
     def publish(self, source: str, text: str, status: str = "seen") -> Any:
-        return self.http.post(
+        """Published by a reporter of ``source`` (a member publishes for their own
+        organisation only)."""
+        return member_of(self.http.app, source, base_url="http://127.0.0.1").post(
             "/api/reports",
             json={
                 "incident_id": self.incident_id(),
@@ -104,7 +107,7 @@ def client(tmp_path: Path, db: Database, ledger_path: Path) -> Iterator[Client]:
     app = create_app(settings, db=db)
     provider = ScriptedProvider(model=NEMOTRON_MODEL, name="nim")
     app.state.investigation = make_service(db, ledger_path, provider)
-    with TestClient(app, base_url="http://127.0.0.1") as http:
+    with signed_in_with(app, base_url="http://127.0.0.1", follow_redirects=True) as http:
         yield Client(http, provider, ledger_path)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi.testclient import TestClient
+from accounts_helpers import signed_in_with
 
 from trace_app.investigation.vocabulary import Status
 from trace_app.settings import TraceSettings
@@ -56,7 +56,7 @@ def test_panel_and_api_say_the_model_is_restarting(
 ) -> None:
     state = {"reason": RESTARTING}
     app = create_app(sqlite_settings, model_health=lambda: state["reason"])
-    with TestClient(app, base_url="http://127.0.0.1") as http:
+    with signed_in_with(app, base_url="http://127.0.0.1", follow_redirects=True) as http:
         incident = http.get("/api/incidents").json()["items"][0]["id"]
         report = http.get(f"/api/incidents/{incident}/reports").json()["items"][-1]["id"]
         page = http.get(f"/reports/{report}").text

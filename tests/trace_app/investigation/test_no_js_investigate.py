@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from fastapi.testclient import TestClient
+from accounts_helpers import signed_in_with
 
 from modelgate.providers import ScriptedProvider
 from trace_app.investigation.model_settings import NEMOTRON_MODEL
@@ -24,7 +24,7 @@ def test_no_js_check_redirects_and_a_reload_sends_nothing(sqlite_settings: Trace
     provider.add({"attribution": "LOST", "referenced_source": "NONE"})  # out of set: FAILED
     app = create_app(sqlite_settings)
     app.state.investigation.provider_factory = lambda _config: provider
-    with TestClient(app, base_url="http://127.0.0.1", follow_redirects=False) as http:
+    with signed_in_with(app, base_url="http://127.0.0.1", follow_redirects=False) as http:
         incident = http.get("/api/incidents").json()["items"][0]["id"]
         report = http.get(f"/api/incidents/{incident}/reports").json()["items"][-1]["id"]
         http.get(f"/reports/{report}")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accounts_helpers import signed_in_with
 from fastapi.testclient import TestClient
 
 from trace_app.settings import SettingsError, TraceSettings
@@ -26,7 +27,10 @@ def settings_for(url: str, home: Path, **limits: str) -> TraceSettings:
 
 
 def client(app: Any, address: str = "198.51.100.7") -> TestClient:
-    return TestClient(app, base_url="http://127.0.0.1", client=(address, 50000))
+    """Signed in (a new admin) from ``address``."""
+    return signed_in_with(
+        app, base_url="http://127.0.0.1", client=(address, 50000), follow_redirects=True
+    )
 
 
 def first_report(http: TestClient) -> str:

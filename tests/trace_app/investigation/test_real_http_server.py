@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accounts_helpers import member_of, signed_in_with
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -96,7 +97,8 @@ def live_app(stub: StubChatServer, monkeypatch: pytest.MonkeyPatch, model: str) 
     monkeypatch.setenv("TRACE_MODEL_BASE_URL", stub.base_url)
     monkeypatch.setenv("TRACE_MODEL", model)
     monkeypatch.setenv("TRACE_DEMO", "1")  # the tests reset the demo through the API
-    return TestClient(create_app(TraceSettings.from_env()), base_url="http://127.0.0.1")
+    app = create_app(TraceSettings.from_env())
+    return signed_in_with(app, base_url="http://127.0.0.1", follow_redirects=True)
 
 
 def test_live_cached_refused_partial_and_replayed_over_real_http(
@@ -149,7 +151,8 @@ def test_live_cached_refused_partial_and_replayed_over_real_http(
 
         # PARTIAL before any call: text over 3,000 characters
         incident = http.get("/api/incidents").json()["items"][0]["id"]
-        long_id = http.post(
+        camp = member_of(http.app, "Tatopani Relief Camp Demo", base_url="http://127.0.0.1")
+        long_id = camp.post(
             "/api/reports",
             json={
                 "incident_id": incident,
@@ -238,6 +241,14 @@ def test_cli_investigate_runs_live_with_the_passphrase_from_the_environment(
     assert stub.count == 1
     missing = CliRunner().invoke(trace_cli, ["investigate", "rep_nope", "--no-prompt"])
     assert missing.exit_code == 1 and stub.count == 1
+    # the live check is audited as the operator's, with its outcome and no passphrase
+    trail = CliRunner().invoke(trace_cli, ["audit", "--json", "--action", "investigation.check"])
+    rows = [json.loads(line) for line in trail.output.splitlines() if line.startswith("{")]
+    assert [(r["object"], r["after"]["status"]) for r in rows] == [
+        (f"report:{police}", "NEEDS_REVIEW")
+    ]
+    assert rows[0]["actor"].startswith("operator (command line")
+    assert PASSPHRASE not in trail.output
 
 
 @pytest.mark.parametrize("status", [200, 500])

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accounts_helpers import TEST_OPERATOR, signed_in_with
 from fastapi.testclient import TestClient
 
 from modelgate.ledger import JsonFileLedger
@@ -46,7 +47,8 @@ def shipped(monkeypatch: pytest.MonkeyPatch, db: Database) -> dict[str, Recorded
     assert ModelSettings.from_env().model == NEMOTRON_MODEL
     settings = TraceSettings(home=Path("unused"), database_url="sqlite://")
     with db.session() as session:
-        demo_reset.reset(session, settings)  # the shipped file: the default place
+        # the shipped file: the default place
+        demo_reset.reset(session, settings, actor=TEST_OPERATOR)
     runs = load_recorded()
     assert runs and all(r.model != NEMOTRON_MODEL for r in runs)
     by_text = {r.citations[0].excerpt: r for r in runs}
@@ -72,7 +74,7 @@ def api(tmp_path: Path, db: Database, ledger_path: Path) -> Iterator[Api]:
     app = create_app(settings, db=db)
     provider = ScriptedProvider(model=NEMOTRON_MODEL, name="nim")
     app.state.investigation = make_service(db, ledger_path, provider)
-    with TestClient(app, base_url="http://127.0.0.1") as http:
+    with signed_in_with(app, base_url="http://127.0.0.1", follow_redirects=True) as http:
         yield Api(http, provider, ledger_path)
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
@@ -62,7 +63,7 @@ def reset_demo(session: Session, recorded: Path | None) -> None:
     settings = TraceSettings(
         home=Path("unused"), database_url="sqlite://", recorded_investigations=recorded
     )
-    demo_reset.reset(session, settings)
+    demo_reset.reset(session, settings, actor=TEST_OPERATOR)
 
 
 @pytest.fixture
