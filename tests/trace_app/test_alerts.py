@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from accounts_helpers import TEST_OPERATOR, member_of
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
@@ -110,17 +111,17 @@ def test_a_person_closes_an_alert_with_a_note(database: Database) -> None:
     [alert] = all_alerts(database, incident_id)
     for bad in ("   ", "closed\x00", "x" * 2001):
         with database.session() as s, pytest.raises(InvalidInputError):
-            alerts.close_alert(s, alert.id, bad)
+            alerts.close_alert(s, alert.id, bad, actor=TEST_OPERATOR)
     with database.session() as s:
-        alerts.close_alert(s, alert.id, "  Family called: she is home.  ")
+        alerts.close_alert(s, alert.id, "  Family called: she is home.  ", actor=TEST_OPERATOR)
     [closed] = all_alerts(database, incident_id)
     assert closed.state == AlertState.CLOSED.value
     assert closed.close_note == "Family called: she is home."
     assert closed.closed_by_claim_id is None and closed.closed_at is not None
     with database.session() as s, pytest.raises(AlertClosedError):
-        alerts.close_alert(s, alert.id, "again")
+        alerts.close_alert(s, alert.id, "again", actor=TEST_OPERATOR)
     with database.session() as s, pytest.raises(NotFoundError):
-        alerts.close_alert(s, "alr_unknown", "note")
+        alerts.close_alert(s, "alr_unknown", "note", actor=TEST_OPERATOR)
 
 
 def test_after_reset_no_open_alert_for_a_person_whose_latest_claim_closes_it(
@@ -154,8 +155,16 @@ def body(incident_id: str, **overrides: Any) -> dict[str, Any]:
     return data
 
 
+def _clinic(web: TestClient) -> TestClient:
+    """A reporter of the body's organisation (reporters publish for their own only)."""
+    return member_of(web.app, "River Clinic Test")
+
+
 def _missing_alert(web: TestClient, incident_id: str) -> dict[str, Any]:
-    web.post("/api/reports", json=body(incident_id, status="missing", person={"name": "Api One"}))
+    published = _clinic(web).post(
+        "/api/reports", json=body(incident_id, status="missing", person={"name": "Api One"})
+    )
+    assert published.status_code == 201, published.text
     items = web.get(f"/api/incidents/{incident_id}/alerts").json()["items"]
     alert: dict[str, Any] = next(a for a in items if a["person_name"] == "Api One")
     return alert
@@ -187,15 +196,19 @@ def test_api_lists_by_state_and_closes_with_a_note(web: TestClient, incident_id:
 
 def test_api_safe_report_closes_alert_by_rule(web: TestClient, incident_id: str) -> None:
     alert = _missing_alert(web, incident_id)
-    safe = web.post(
-        "/api/reports",
-        json=body(
-            incident_id,
-            status="safe",
-            person={"name": "Api One"},
-            reported_at=datetime.now(UTC).isoformat(),
-        ),
-    ).json()
+    safe = (
+        _clinic(web)
+        .post(
+            "/api/reports",
+            json=body(
+                incident_id,
+                status="safe",
+                person={"name": "Api One"},
+                reported_at=datetime.now(UTC).isoformat(),
+            ),
+        )
+        .json()
+    )
     closed = web.get(f"/api/incidents/{incident_id}/alerts", params={"state": "closed"}).json()
     mine = next(a for a in closed["items"] if a["id"] == alert["id"])
     assert mine["closed_by_claim_id"] == safe["claim_id"]
@@ -216,4 +229,5 @@ def test_people_page_button_closes_with_csrf(web: TestClient, incident_id: str) 
     assert done.status_code == 303
     after = web.get(done.headers["location"]).text
     assert 'id="alert-closed"' in after and f'id="alert-{alert["id"]}"' not in after
-    assert "by a person: “home”" in after
+    me = web.get("/api/me").json()["user"]
+    assert f"by {me}: “home”" in after  # the signed-in account, not "a person"
