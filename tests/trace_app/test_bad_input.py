@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 import pytest
+from accounts_helpers import member_of, signed_in
 from fastapi.testclient import TestClient
 
 from trace_app.domain import queries
@@ -139,7 +140,9 @@ def test_every_free_text_field_has_a_maximum(
     response = web.post("/api/reports", json=body(incident_id, **{field: "x" * (limit + 1)}))
     assert_refused(response, field)
     assert totals(web, incident_id) == before
-    at_limit = web.post("/api/reports", json=body(incident_id, **{field: "y" * limit}))
+    # a source is the member's own organisation: one named with the longest name publishes
+    publisher = member_of(web.app, "y" * limit) if field == "source" else web
+    at_limit = publisher.post("/api/reports", json=body(incident_id, **{field: "y" * limit}))
     assert at_limit.status_code == 201, at_limit.text
 
 
@@ -164,7 +167,7 @@ def test_a_server_error_has_headers_and_an_error_id(
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("internal detail 8f3a")
 
-    with TestClient(create_app(sqlite_settings)) as web:
+    with signed_in(create_app(sqlite_settings)) as web:
         monkeypatch.setattr(queries, "list_incidents", broken)
         with caplog.at_level(logging.ERROR):
             api = web.get("/api/incidents")
@@ -184,10 +187,12 @@ def test_a_server_error_has_headers_and_an_error_id(
 
 def test_openapi_states_the_limits(web: TestClient) -> None:
     schema = web.get("/openapi.json").json()
-    publish = schema["components"]["schemas"]["PublishReportInput"]["properties"]
+    publish = schema["components"]["schemas"]["ReportIn"]["properties"]
     assert publish["summary"]["maxLength"] == MAX_SUMMARY_CHARACTERS
     assert publish["original_text"]["maxLength"] == MAX_ORIGINAL_TEXT_CHARACTERS
-    assert "pattern" in publish["source"]
+    # the source is optional now (the member's organisation), limited when given
+    given = next(s for s in publish["source"]["anyOf"] if s.get("type") == "string")
+    assert given["maxLength"] == MAX_NAME_CHARACTERS and "pattern" in given
     people = schema["paths"]["/api/incidents/{incident_id}/people"]["get"]["parameters"]
     offset = next(p for p in people if p["name"] == "offset")
     assert offset["schema"]["maximum"] < BIG
@@ -203,7 +208,6 @@ def test_openapi_states_the_limits(web: TestClient) -> None:
         ({"person_age": "151"}, "person_age", "Age must be a whole number from 0 to 150."),
         ({"summary": " "}, "summary", "Enter a summary and the original report text."),
         ({"person_name": " "}, "person_name", "Enter the name of the person the report is about."),
-        ({"source": "x" * 201}, "source", "Source is longer than 200 characters."),
         ({"location": "bell\x07"}, "location", "Location contains a control character"),
         ({"reported_at": "soon"}, "reported_at", "Reported time must look like 2026-07-15T07:30."),
         ({"incident_id": "inc_nope"}, "incident_id", "No incident with id"),
@@ -231,3 +235,23 @@ def test_form_errors_are_tied_to_their_field_in_plain_words(
     assert error.startswith(message.replace("'", "&#39;")), error
     assert "Input should" not in page and "Value error" not in page
     assert totals(web, incident_id) == before
+
+
+def test_the_form_takes_the_source_from_the_account(web: TestClient, incident_id: str) -> None:
+    """The publish form has no source field (it shows the member's organisation); a posted
+    ``source``, even one too long for any field, changes nothing."""
+    page = web.get(f"/organizations?incident_id={incident_id}").text
+    assert 'name="source"' not in page and "Central Hospital Demo" in page
+    form = {
+        "csrf_token": web.cookies["trace_csrf"],
+        "incident_id": incident_id,
+        "source": "x" * 201,
+        "summary": "s",
+        "original_text": "t",
+        "person_name": "Maya Gurung",
+        "status": "seen",
+    }
+    response = web.post("/organizations/reports", data=form)
+    assert response.status_code == 303, response.text
+    report = web.get("/api/reports/" + response.headers["location"].split("/reports/")[1])
+    assert report.json()["source"] == "Central Hospital Demo"
