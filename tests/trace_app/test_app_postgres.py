@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
+from accounts_helpers import signed_in
 
 from trace_app.settings import TraceSettings
 from trace_app.web.app import create_app
@@ -21,7 +21,8 @@ def test_app_on_postgres(pg_schema_url: str, tmp_path: Path) -> None:
             "TRACE_RECORDED_INVESTIGATIONS": str(tmp_path / "no-recorded-runs.json"),
         }
     )
-    with TestClient(create_app(settings), follow_redirects=False) as web:
+    # an admin of every incident, publishing for Central Hospital Demo
+    with signed_in(create_app(settings)) as web:
         incident = web.get("/api/incidents").json()["items"][0]
         assert incident["name"] == "Flood Relief Demo" and incident["people"] >= 20
         created = web.post(

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
@@ -131,7 +132,7 @@ def test_reset_deletes_runs_then_replays_in_the_same_session(
     monkeypatch.setattr(demo_reset, "recreate_replayed_runs", replay)
     recorded = tmp_path / "recorded.json"
     with database.session() as s:
-        demo_reset.reset(s, _settings(tmp_path, recorded))
+        demo_reset.reset(s, _settings(tmp_path, recorded), actor=TEST_OPERATOR)
     with database.sessions() as s:
         assert s.scalar(select(func.count()).select_from(InvestigationRun)) == 0
     assert seen == [(len(data.REPORTS), recorded)]  # the replay saw the fresh seed
@@ -145,7 +146,7 @@ def test_failing_replay_rolls_the_reset_back(
 
     monkeypatch.setattr(demo_reset, "recreate_replayed_runs", broken)
     with pytest.raises(RuntimeError), database.session() as s:
-        demo_reset.reset(s, _settings(tmp_path, None))
+        demo_reset.reset(s, _settings(tmp_path, None), actor=TEST_OPERATOR)
     with database.sessions() as s:
         assert s.scalars(select(Incident.id)).all() == [seeded]
 
