@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from accounts_helpers import PASSWORD, client_for, make_user, sign_in, signed_in, signed_in_with
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -28,7 +30,7 @@ def token(client: TestClient) -> str:
 
 
 def test_deployment_starts_empty_and_shows_no_reset(tmp_path: Path) -> None:
-    with TestClient(create_app(deployment_settings(tmp_path))) as web:
+    with signed_in_with(create_app(deployment_settings(tmp_path)), follow_redirects=True) as web:
         assert web.get("/api/incidents").json() == {"items": []}
         home = web.get("/").text
         assert "No incident yet" in home
@@ -40,7 +42,7 @@ def test_deployment_refuses_reset_and_keeps_data(tmp_path: Path) -> None:
     app = create_app(settings)
     with app.state.db.session() as session:
         seed.reset_demo(session)  # data that a reset would wipe
-    with TestClient(app, follow_redirects=False) as web:
+    with signed_in(app) as web:  # an admin: demo:reset, yet not on a deployment
         before = web.get("/api/incidents").json()["items"]
         api = web.post("/api/demo/reset", json={})
         assert api.status_code == 403
@@ -53,7 +55,7 @@ def test_deployment_refuses_reset_and_keeps_data(tmp_path: Path) -> None:
 
 def test_demo_server_seeds_and_offers_reset(sqlite_settings: TraceSettings) -> None:
     assert sqlite_settings.demo
-    with TestClient(create_app(sqlite_settings)) as web:
+    with signed_in_with(create_app(sqlite_settings), follow_redirects=True) as web:
         names = [i["name"] for i in web.get("/api/incidents").json()["items"]]
         assert names == ["Flood Relief Demo"]
         assert 'action="/demo/reset"' in web.get("/").text
@@ -77,6 +79,16 @@ def test_serve_is_a_deployment_unless_told_demo(
     assert result.exit_code == 0, result.output
     (web_app,) = served
     assert web_app.state.settings.demo is demo
-    with TestClient(web_app) as web:
+    if demo:  # one demo account per role, its password printed for this run only
+        assert "No accounts yet" not in result.output
+        password = re.search(r"demo-admin\s+(\S+)\s+\(admin", result.output)
+        assert password is not None, result.output
+        name, secret = "demo-admin", password.group(1)
+    else:  # a deployment has no account at all until the operator makes one
+        assert "No accounts yet" in result.output and "demo-admin" not in result.output
+        name, secret = "first-admin", PASSWORD
+        make_user(web_app.state.db, name, "admin")
+    with client_for(web_app, follow_redirects=True) as web:
+        assert sign_in(web, name, secret).status_code == 303
         incidents = web.get("/api/incidents").json()["items"]
         assert bool(incidents) is demo
