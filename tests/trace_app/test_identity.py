@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import func, select
 
 from trace_app.domain import (
@@ -208,7 +209,9 @@ def test_decisions_different_same_and_reversal(database: Database) -> None:
     a = publish(database, incident_id, "Maya Gurung", 30)
     b = publish(database, incident_id, "M\u0430ya Gurung", 30)
     with database.session() as s:
-        decide_link_and_commit(s, a, b, LinkDecision.DIFFERENT, "Two cousins, says the clinic.")
+        decide_link_and_commit(
+            s, a, b, LinkDecision.DIFFERENT, "Two cousins, says the clinic.", actor=TEST_OPERATOR
+        )
     assert codes(database, a) == {} and codes(database, b) == {}
     with database.sessions() as s:
         (seen_from_b,) = current_links(s, b)
@@ -216,7 +219,9 @@ def test_decisions_different_same_and_reversal(database: Database) -> None:
         assert same_person_ids(s, a) == []
     # reversed: "same" supersedes "different", the history keeps both
     with database.session() as s:
-        decide_link_and_commit(s, b, a, LinkDecision.SAME, "The clinic corrected its record.")
+        decide_link_and_commit(
+            s, b, a, LinkDecision.SAME, "The clinic corrected its record.", actor=TEST_OPERATOR
+        )
     with database.sessions() as s:
         history = link_history(s, a)
         assert [(v.decision, v.current) for v in history] == [
@@ -228,7 +233,9 @@ def test_decisions_different_same_and_reversal(database: Database) -> None:
     assert codes(database, a) == {}
     # withdrawn: offered again
     with database.session() as s:
-        decide_link_and_commit(s, a, b, LinkDecision.UNDECIDED, "Not sure after all.")
+        decide_link_and_commit(
+            s, a, b, LinkDecision.UNDECIDED, "Not sure after all.", actor=TEST_OPERATOR
+        )
     assert codes(database, a) == {b: {Reason.CONFUSABLE}}
     with database.sessions() as s:
         assert current_links(s, a) == []
@@ -242,9 +249,13 @@ def test_same_is_transitive(database: Database) -> None:
     c = publish(database, incident_id, "Aasha Lama", 30)
     assert set(codes(database, a)) == {b, c}
     with database.session() as s:
-        decide_link_and_commit(s, a, b, LinkDecision.SAME, "Same phone number.")
+        decide_link_and_commit(
+            s, a, b, LinkDecision.SAME, "Same phone number.", actor=TEST_OPERATOR
+        )
     with database.session() as s:
-        decide_link_and_commit(s, c, b, LinkDecision.SAME, "Same village and parents.")
+        decide_link_and_commit(
+            s, c, b, LinkDecision.SAME, "Same village and parents.", actor=TEST_OPERATOR
+        )
     with database.sessions() as s:
         assert set(same_person_ids(s, a)) == {b, c}
     assert codes(database, a) == {}  # c is the same person through b: not offered
@@ -272,7 +283,7 @@ def test_bad_decisions_are_refused_and_save_nothing(
         "foreign": publish(database, make_incident(database, "Elsewhere"), "Maya Gurung", 30),
     }
     with database.session() as s, pytest.raises(error):
-        decide_link_and_commit(s, a, ids[other], decision, note)
+        decide_link_and_commit(s, a, ids[other], decision, note, actor=TEST_OPERATOR)
     with database.sessions() as s:
         assert s.scalar(select(func.count()).select_from(PersonLink)) == 0
 
@@ -285,7 +296,7 @@ def test_reset_deletes_alternate_names_and_decisions(database: Database) -> None
     a = publish(database, incident_id, "Maya Gurung", 30, alternate_names=["Maya G."])
     b = publish(database, incident_id, "Maya Gurang", 30)
     with database.session() as s:
-        decide_link_and_commit(s, a, b, LinkDecision.SAME, "Same card.")
+        decide_link_and_commit(s, a, b, LinkDecision.SAME, "Same card.", actor=TEST_OPERATOR)
     with database.session() as s:
         reset_demo(s)
     with database.sessions() as s:
