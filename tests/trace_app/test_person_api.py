@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accounts_helpers import member_of, signed_in
 from fastapi.testclient import TestClient
 
 from trace_app.domain.person_view import StatusClaim, current_status
@@ -19,12 +20,17 @@ from trace_app.store.db import Database
 from trace_app.store.models import ClaimStatus
 from trace_app.web.app import create_app
 
+CLINIC = "Hill Clinic Test"
+REVIEWER = "clinic-reviewer"
+
 
 @pytest.fixture
 def client(database: Database, tmp_path: Path) -> Iterator[TestClient]:
     home = tmp_path / "home"
     settings = TraceSettings(home=home, database_url=f"sqlite:///{home / 'unused.db'}", demo=True)
-    with TestClient(create_app(settings, db=database), follow_redirects=False) as web:
+    # a reviewer of the clinic: publishes for it and decides duplicates
+    app = create_app(settings, db=database)
+    with signed_in(app, role="reviewer", organization=CLINIC, name=REVIEWER) as web:
         yield web
 
 
@@ -40,7 +46,7 @@ def report(incident_id: str, name: str, age: int | None, **extra: Any) -> dict[s
     person.update(extra.pop("person", {}))
     data: dict[str, Any] = {
         "incident_id": incident_id,
-        "source": extra.pop("source", "Hill Clinic Test"),
+        "source": extra.pop("source", CLINIC),
         "summary": f"{name} at the clinic.",
         "original_text": f"Our nurse saw {name} at the clinic.",
         "reported_at": extra.pop("reported_at", "2026-07-15T08:00:00Z"),
@@ -52,7 +58,10 @@ def report(incident_id: str, name: str, age: int | None, **extra: Any) -> dict[s
 
 
 def post(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
-    answer = client.post("/api/reports", json=body)
+    """Published by a member of the body's source (the clinic's reviewer, or a reporter of
+    another organisation: a member publishes for their own organisation only)."""
+    publisher = client if body["source"] == CLINIC else member_of(client.app, body["source"])
+    answer = publisher.post("/api/reports", json=body)
     assert answer.status_code == 201, answer.text
     created: dict[str, Any] = answer.json()
     return created
@@ -139,7 +148,7 @@ def test_link_decisions_over_the_api(client: TestClient, incident: str) -> None:
     )
     assert decided.status_code == 201, decided.text
     link = decided.json()
-    assert link["decision"] == "different" and link["recorded_by"] == "a person"
+    assert link["decision"] == "different" and link["recorded_by"] == REVIEWER
     assert link["current"] and link["other_person_id"] == b
     # shown on both people, no longer offered
     for me, other in ((a, b), (b, a)):
@@ -209,7 +218,7 @@ def test_person_page_and_its_forms(client: TestClient, incident: str) -> None:
     assert done.status_code == 303
     after = client.get(done.headers["location"]).text
     assert 'id="decided"' in after and f'id="duplicate-{b["person_id"]}"' not in after
-    assert "recorded by a person" in after and "Two cousins" in after
+    assert f"recorded by {REVIEWER}" in after and "Two cousins" in after
     # shown on the other person too, with a form to reverse
     other = client.get(f"/people/{b['person_id']}").text
     assert "Two cousins" in other and f'id="same-{a["person_id"]}"' in other
