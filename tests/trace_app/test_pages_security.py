@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from accounts_helpers import BASE_URL, client_for, member_of, signed_in, signed_in_with
 from fastapi.testclient import TestClient
 
 from trace_app.settings import TraceSettings
@@ -104,25 +105,31 @@ def test_form_bad_age(web: TestClient, incident_id: str) -> None:
 
 def test_hospital_example_fills_form(web: TestClient) -> None:
     page = web.get("/organizations", params={"example": "hospital"}).text
-    assert 'value="Central Hospital Demo"' in page
+    # the source is the member's organisation, shown (the admin publishes for the hospital)
+    assert "<strong>Central Hospital Demo</strong>" in page and 'name="source"' not in page
     assert 'value="Maya Gurung"' in page
     assert '<option value="admitted" selected>' in page
 
 
 def test_script_in_report_is_escaped_everywhere(web: TestClient, incident_id: str) -> None:
-    created = web.post(
-        "/api/reports",
-        json={
-            "incident_id": incident_id,
-            "source": "Evil <i>Org</i>",
-            "summary": SCRIPT,
-            "original_text": SCRIPT,
-            "person": {"name": "<img src=x onerror=alert(1)>"},
-            "status": "missing",
-            "location": SCRIPT,
-            "references": [SCRIPT],
-        },
-    ).json()
+    evil = "Evil <i>Org</i>"  # an organisation's name is escaped too: its reporter publishes
+    created = (
+        member_of(web.app, evil)
+        .post(
+            "/api/reports",
+            json={
+                "incident_id": incident_id,
+                "source": evil,
+                "summary": SCRIPT,
+                "original_text": SCRIPT,
+                "person": {"name": "<img src=x onerror=alert(1)>"},
+                "status": "missing",
+                "location": SCRIPT,
+                "references": [SCRIPT],
+            },
+        )
+        .json()
+    )
     pages = [
         web.get(f"/reports/{created['id']}").text,
         web.get(f"/incidents/{incident_id}/people").text,
@@ -150,8 +157,9 @@ def test_form_post_without_or_with_wrong_token_is_refused(
 
 def test_token_without_cookie_is_refused(sqlite_settings: TraceSettings, tmp_path: Path) -> None:
     app = create_app(sqlite_settings)
-    with TestClient(app) as first, TestClient(app) as attacker:
+    with signed_in(app) as first, signed_in(app) as attacker:
         stolen = token(first)
+        attacker.cookies.delete("trace_csrf")  # signed in, but without the token's cookie
         response = attacker.post("/demo/reset", data={"csrf_token": stolen})
         assert response.status_code == 403
 
@@ -170,7 +178,7 @@ def test_cross_site_requests_are_refused(web: TestClient, incident_id: str) -> N
     same = web.post(
         "/demo/reset",
         data={"csrf_token": good},
-        headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},
+        headers={"Origin": BASE_URL, "Sec-Fetch-Site": "same-origin"},
     )
     assert same.status_code == 303
 
@@ -191,7 +199,7 @@ def test_oversized_requests_get_413(tmp_path: Path) -> None:
     settings = TraceSettings(
         home=home, database_url=f"sqlite:///{home / 'trace.db'}", max_body_bytes=4096
     )
-    with TestClient(create_app(settings)) as web:
+    with signed_in(create_app(settings)) as web:
         big = {"summary": "x" * 5000}
         response = web.post("/api/reports", json=big)
         assert response.status_code == 413
@@ -215,8 +223,11 @@ def test_security_headers(web: TestClient) -> None:
     assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
     assert "unsafe-inline" not in csp
     assert response.headers["x-content-type-options"] == "nosniff"
-    assert "HttpOnly" in response.headers["set-cookie"]
-    assert "SameSite=Strict" in response.headers["set-cookie"]
+    # the CSRF cookie comes with a browser's first page (the login page)
+    with client_for(web.app) as fresh:
+        first = fresh.get("/login")
+    assert "HttpOnly" in first.headers["set-cookie"]
+    assert "SameSite=Strict" in first.headers["set-cookie"]
     # pages use no inline scripts or styles (the CSP would block them)
     assert not re.search(r"<script(?![^>]*\bsrc=)", response.text)
     assert " style=" not in response.text
@@ -229,8 +240,9 @@ def test_static_htmx_is_vendored(web: TestClient) -> None:
 
 
 def test_people_pager(web: TestClient, incident_id: str) -> None:
+    pager = member_of(web.app, "Pager Source")
     for i in range(60):
-        web.post(
+        pager.post(
             "/api/reports",
             json={
                 "incident_id": incident_id,
@@ -250,6 +262,6 @@ def test_people_pager(web: TestClient, incident_id: str) -> None:
 def test_empty_database_when_seeding_is_off(tmp_path: Path) -> None:
     home = tmp_path / "h"
     settings = TraceSettings(home=home, database_url=f"sqlite:///{home / 'trace.db'}", demo=False)
-    with TestClient(create_app(settings)) as web:
+    with signed_in_with(create_app(settings), follow_redirects=True) as web:
         assert web.get("/api/incidents").json() == {"items": []}
         assert "No incident yet" in web.get("/").text
