@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import func, select
 
 from trace_app.domain import PersonInput, PublishReportInput, publish_and_commit
@@ -51,7 +52,7 @@ def test_eight_threads_publish_about_one_new_person(tmp_path: Path) -> None:
                 barrier.wait()
                 try:
                     with db.sessions() as session:
-                        publish_and_commit(session, data)
+                        publish_and_commit(session, data, actor=TEST_OPERATOR)
                 except BaseException as exc:
                     errors.append(exc)
 
@@ -97,7 +98,7 @@ def test_publishes_wait_out_a_writer_that_holds_the_lock_past_the_busy_timeout(
             )
             try:
                 with db.sessions() as session:
-                    publish_and_commit(session, data)
+                    publish_and_commit(session, data, actor=TEST_OPERATOR)
             except BaseException as exc:
                 errors.append(exc)
 

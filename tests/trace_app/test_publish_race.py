@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import func, select
 
 from trace_app.domain import PersonInput, PublishReportInput, publish_and_commit, publish_report
@@ -41,7 +42,7 @@ def test_concurrent_new_person_is_created_once(pg_schema_url: str) -> None:
         def second() -> None:
             try:
                 with db.sessions() as s:
-                    publish_and_commit(s, data("Second Source"))
+                    publish_and_commit(s, data("Second Source"), actor=TEST_OPERATOR)
             except BaseException as exc:  # pragma: no cover - reported below
                 errors.append(exc)
 
@@ -86,7 +87,7 @@ def test_many_writers_lose_nothing_and_number_reports_in_turn(db_url: str) -> No
                 )
                 try:
                     with db.sessions() as s:
-                        publish_and_commit(s, data)
+                        publish_and_commit(s, data, actor=TEST_OPERATOR)
                 except BaseException as exc:  # pragma: no cover - reported below
                     errors.append(exc)
 
