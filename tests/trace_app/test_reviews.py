@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accounts_helpers import TEST_OPERATOR, signed_in
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select, text
 
@@ -105,12 +106,16 @@ def save_run(
         return run.id
 
 
+REVIEWER = "queue-reviewer"
+
+
 @pytest.fixture
 def client(database: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     for name in ("TRACE_LIVE_PASSPHRASE", "NVIDIA_NIM_API_KEY", "TRACE_MODEL_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     settings = TraceSettings(home=tmp_path / "home", database_url="sqlite://unused")
-    with TestClient(create_app(settings, db=database), follow_redirects=False) as http:
+    # a reviewer (reviews:write) of every incident
+    with signed_in(create_app(settings, db=database), role="reviewer", name=REVIEWER) as http:
         yield http
 
 
@@ -322,17 +327,21 @@ def test_only_a_needs_review_result_of_a_known_report_can_be_decided(
 def test_the_domain_refuses_without_writing(database: Database, incident: str) -> None:
     report_id = publish(database, incident, UNCLEAR_TEXT)
     with database.sessions() as s, pytest.raises(ReviewRefusedError):
-        review_queue.decide(s, report_id, ReviewValue.NOT_RELIABLE, "no run yet")
+        review_queue.decide(
+            s, report_id, ReviewValue.NOT_RELIABLE, "no run yet", actor=TEST_OPERATOR
+        )
     save_run(database, report_id)
     with database.sessions() as s, pytest.raises(InvalidInputError):
-        review_queue.decide(s, report_id, ReviewValue.NOT_RELIABLE, " \n ")
+        review_queue.decide(s, report_id, ReviewValue.NOT_RELIABLE, " \n ", actor=TEST_OPERATOR)
     with database.sessions() as s, pytest.raises(NotFoundError):
-        review_queue.decide(s, "rep_nope", ReviewValue.NOT_RELIABLE, "note")
+        review_queue.decide(s, "rep_nope", ReviewValue.NOT_RELIABLE, "note", actor=TEST_OPERATOR)
     with pytest.raises(InvalidInputError):
         reviews.parse_value("unsure")
     assert decision_count(database) == 0
     with database.sessions() as s:
-        row = review_queue.decide(s, report_id, ReviewValue.NOT_RELIABLE, "  rumour  ")
+        row = review_queue.decide(
+            s, report_id, ReviewValue.NOT_RELIABLE, "  rumour  ", actor=TEST_OPERATOR
+        )
         assert row.note == "rumour" and row.sequence == 1
     assert decision_count(database) == 1
 

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from accounts_helpers import member_of
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
@@ -44,11 +45,12 @@ def test_real_crisis_texts_round_trip_escaped(web: TestClient, incident_id: str)
     texts = crisis_texts(limit=12)
     assert len(texts) >= 5
     for event, text in texts:
-        created = web.post(
+        relay = f"Public post relay ({event})"  # published by a reporter of that relay
+        created = member_of(web.app, relay).post(
             "/api/reports",
             json={
                 "incident_id": incident_id,
-                "source": f"Public post relay ({event})",
+                "source": relay,
                 "summary": text[:80],
                 "original_text": text,
                 "person": {"name": f"Unnamed person {event}"},
