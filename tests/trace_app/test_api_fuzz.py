@@ -1,5 +1,10 @@
 """schemathesis against the app's own OpenAPI schema: every operation, no 5xx, ~60 s.
 
+Authenticated: every case carries the bearer token of an admin of every incident with
+every scope (a real account and a real token; the schema itself, ``/openapi.json``, is
+read with it too). A second test walks every operation anonymously: each answers 401
+with ``WWW-Authenticate``, never a 5xx.
+
 Each operation gets schema-valid (positive) and schema-violating (negative) cases. Every
 response must not be a server error and must conform to the schema: its status code is
 documented, its content type and body match. Negative cases must be refused with a 4xx.
@@ -23,7 +28,7 @@ from typing import Any
 
 import pytest
 import schemathesis
-from fastapi.testclient import TestClient
+from accounts_helpers import ADMIN_ORGANIZATION, BASE_URL, client_for, make_token, make_user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
@@ -36,6 +41,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from trace_app.accounts.permissions import Permission
 from trace_app.settings import TraceSettings
 from trace_app.web.app import create_app
 
@@ -63,11 +69,24 @@ def fuzz_app(
 ) -> Iterator[Any]:
     for name in ("TRACE_LIVE_PASSPHRASE", "NVIDIA_NIM_API_KEY", "TRACE_MODEL_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    # the shipped REPLAYED runs, so that the review queue holds results to decide
+    # the shipped REPLAYED runs, so that the review queue holds results to decide; the
+    # publish limit raised: thousands of valid reports come from the one fuzzing account
     shipped = Path(__file__).resolve().parents[2] / "demo" / "recorded_investigations.json"
-    app = create_app(dataclasses.replace(sqlite_settings, recorded_investigations=shipped))
-    with TestClient(app):  # runs the lifespan
+    settings = dataclasses.replace(
+        sqlite_settings, recorded_investigations=shipped, publish_limit="1000000/minute"
+    )
+    app = create_app(settings)
+    with client_for(app):  # runs the lifespan
         yield app
+
+
+def _auth(app: Any) -> dict[str, str]:
+    """The Authorization header of a new admin of every incident, whose token holds every
+    scope (publishing as the admin's organisation)."""
+    db = app.state.db
+    make_user(db, "fuzz-admin", "admin", ADMIN_ORGANIZATION)
+    secret = make_token(db, "fuzz-admin", [p.value for p in Permission])
+    return {"Authorization": f"Bearer {secret}"}
 
 
 def _runner(
@@ -77,6 +96,7 @@ def _runner(
     failures: list[str],
     real_ids: dict[str, str],
     statuses: Counter[tuple[str, int]],
+    auth: dict[str, str],
 ) -> Any:
     checks = CHECKS[mode]
 
@@ -104,7 +124,10 @@ def _runner(
                 case.body = {**case.body, "incident_id": real_ids["incident_id"]}
             if isinstance(case.body, dict) and "other_person_id" in case.body:
                 case.body = {**case.body, "other_person_id": real_ids["other_person_id"]}
-        response = case.call()
+            if isinstance(case.body, dict) and "source" in case.body:
+                # a member publishes for their own organisation only (any other: 403)
+                case.body = {**case.body, "source": ADMIN_ORGANIZATION}
+        response = case.call(base_url=BASE_URL, headers=auth)
         statuses[operation.label, response.status_code] += 1
         try:
             case.validate_response(response, checks=checks)
@@ -120,13 +143,17 @@ def _runner(
 # as a "flaky" Hypothesis failure in whichever operation is running).
 @pytest.mark.timeout(1200)
 def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
-    schema = schemathesis.openapi.from_asgi("/openapi.json", fuzz_app)
+    auth = _auth(fuzz_app)
+    # the schema is personal-data-free, but only signed-in users and tokens may read it
+    schema = schemathesis.openapi.from_asgi(
+        "/openapi.json", fuzz_app, headers={**auth, "Host": "localhost"}
+    )
     # the reset last: it gives the demo incident a new id
     operations = sorted(
         (result.ok() for result in schema.get_all_operations()),
         key=lambda op: op.path == "/api/demo/reset",
     )
-    with TestClient(fuzz_app) as client:
+    with client_for(fuzz_app, headers=auth) as client:
         incident_id = client.get("/api/incidents").json()["items"][0]["id"]
         # a report whose result awaits a person, so that decisions are recorded too
         queue = client.get(f"/api/incidents/{incident_id}/reviews").json()["items"]
@@ -147,7 +174,7 @@ def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     for operation in operations:
         for mode in CHECKS:
             try:
-                _runner(operation, mode, cases, failures, real_ids, statuses)()
+                _runner(operation, mode, cases, failures, real_ids, statuses, auth)()
             except Unsatisfiable:
                 # nothing in this operation can violate the schema (no parameters, no body)
                 assert mode is GenerationMode.NEGATIVE, operation.label
@@ -170,4 +197,62 @@ def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     assert statuses["POST /api/reports/{report_id}/review", 201] > 0  # decisions recorded
     assert statuses["GET /api/incidents/{incident_id}/reviews", 200] > 0
     assert statuses["GET /api/incidents/{incident_id}/pfif", 200] > 0  # exports streamed
+    assert not failures, "\n".join(dict.fromkeys(failures))
+
+
+ANONYMOUS_EXAMPLES = 5
+
+
+def _header(response: Any, name: str) -> str:
+    """A header of a schemathesis response (its headers map names to lists of values)."""
+    values = {key.lower(): value for key, value in response.headers.items()}.get(name, [""])
+    return str(values[0] if isinstance(values, list) else values)
+
+
+def _anonymous_runner(
+    operation: Any, statuses: Counter[tuple[str, int]], failures: list[str]
+) -> Any:
+    @settings(
+        max_examples=ANONYMOUS_EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=operation.as_strategy(generation_mode=GenerationMode.POSITIVE))
+    def run(case: Any) -> None:
+        response = case.call(base_url=BASE_URL)  # no Authorization, no cookie
+        statuses[operation.label, response.status_code] += 1
+        case.validate_response(response, checks=[not_a_server_error])
+        if response.status_code != 401:
+            failures.append(f"{operation.label}: {response.status_code} {response.text[:200]}")
+        elif not _header(response, "www-authenticate").startswith("Bearer"):
+            failures.append(f"{operation.label}: 401 without WWW-Authenticate: Bearer")
+        elif response.json().get("code") != "not_signed_in":
+            failures.append(f"{operation.label}: 401 body {response.text[:200]}")
+
+    return run
+
+
+@pytest.mark.timeout(600)
+def test_every_operation_answers_401_anonymously(fuzz_app: Any) -> None:
+    """Walk every operation of the schema without a session or token: each answers 401
+    with ``WWW-Authenticate: Bearer``, whatever the (schema-valid) parameters and body,
+    and never a server error. The schema itself needs a signed-in user too."""
+    with client_for(fuzz_app) as anonymous:
+        refused = anonymous.get("/openapi.json")
+        assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith(
+            "Bearer"
+        )
+    schema = schemathesis.openapi.from_asgi(
+        "/openapi.json", fuzz_app, headers={**_auth(fuzz_app), "Host": "localhost"}
+    )
+    operations = [result.ok() for result in schema.get_all_operations()]
+    statuses: Counter[tuple[str, int]] = Counter()
+    failures: list[str] = []
+    for operation in operations:
+        _anonymous_runner(operation, statuses, failures)()
+    print(f"\nanonymously: {len(operations)} operations, {sum(statuses.values())} cases")
+    assert len(operations) >= 10
+    assert {label for label, _code in statuses} == {op.label for op in operations}
     assert not failures, "\n".join(dict.fromkeys(failures))
