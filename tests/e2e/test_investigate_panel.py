@@ -11,17 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_support import PAGE_ACCOUNT, LiveServer, running_server
 
 from modelgate.testing import StubChatServer, StubResponse
 
@@ -33,76 +28,45 @@ RECORDED_MODEL = json.loads(
 )["runs"][0]["model"]
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 class Server:
-    def __init__(self, base_url: str, stub: StubChatServer) -> None:
-        self.base_url = base_url
+    """The live server (real accounts) and the stub model behind it."""
+
+    def __init__(self, live: LiveServer, stub: StubChatServer) -> None:
+        self.live = live
         self.stub = stub
 
     def url(self, path: str) -> str:
-        return self.base_url + path
+        return self.live.url(path)
 
     def get(self, path: str) -> Any:
-        with urllib.request.urlopen(self.url(path), timeout=30) as response:
-            return json.loads(response.read())
+        """A JSON GET made as a signed-in coordinator (a real session)."""
+        return self.live.api("GET", path, as_user=PAGE_ACCOUNT)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("trace-investigate")
-    port = _free_port()
     with StubChatServer() as stub:
         env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in {"DATABASE_URL", "TRACE_RECORDED_INVESTIGATIONS"}
+            "TRACE_LIVE_PASSPHRASE": PASSPHRASE,
+            "TRACE_MODEL_BASE_URL": stub.base_url,
+            "TRACE_MODEL": NEMOTRON,
         }
-        env.update(
-            {
-                "TRACE_HOME": str(home / ".trace-local"),
-                "TRACE_LIVE_PASSPHRASE": PASSPHRASE,
-                "TRACE_MODEL_BASE_URL": stub.base_url,
-                "TRACE_MODEL": NEMOTRON,
-                "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-            }
-        )
-        log_path = home / "server.log"
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "trace_app", "serve", "--demo", "--port", str(port)],
-                cwd=home,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        running = Server(f"http://127.0.0.1:{port}", stub)
+        saved = os.environ.pop("TRACE_RECORDED_INVESTIGATIONS", None)
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"trace serve exited: {log_path.read_text()[-2000:]}")
-                try:
-                    running.get("/api/incidents")
-                    break
-                except (urllib.error.URLError, ConnectionError, TimeoutError):
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.2)
-            yield running
+            with running_server(home, env, []) as live:
+                yield Server(live, stub)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        assert PASSPHRASE not in log_path.read_text()
+            if saved is not None:
+                os.environ["TRACE_RECORDED_INVESTIGATIONS"] = saved
+        assert PASSPHRASE not in (home / "server.log").read_text()
+
+
+@pytest.fixture
+def page(server: Server, anonymous_page: Any) -> Any:
+    """Signed in to this module's server (not the session's live server)."""
+    server.live.sign_in(anonymous_page, PAGE_ACCOUNT)
+    return anonymous_page
 
 
 def _police_report(server: Server) -> str:
@@ -201,6 +165,7 @@ def test_no_js_investigate_redirects_and_a_reload_sends_nothing(
     context.set_default_timeout(15_000)
     page = context.new_page()
     try:
+        server.live.sign_in(page, PAGE_ACCOUNT)  # a plain form post: no script needed
         page.goto(server.url(f"/reports/{camp}"))
         page.get_by_label("Live-check passphrase").fill(PASSPHRASE)
         with page.expect_navigation():

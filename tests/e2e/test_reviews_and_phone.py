@@ -6,11 +6,12 @@ them are NEEDS_REVIEW, so the queue is not empty after a reset (no model needed)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_support import PAGE_ACCOUNT
 
 PHONE = {"width": 390, "height": 844}
 
@@ -78,10 +79,12 @@ def _pages(server: Any) -> dict[str, str]:
 
 
 @pytest.fixture
-def phone(browser: Any) -> Any:
+def phone(browser: Any, live_server: Any) -> Iterator[Any]:
     context = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True)
     context.set_default_timeout(15_000)
-    yield context.new_page()
+    page = context.new_page()
+    live_server.sign_in(page, PAGE_ACCOUNT)
+    yield page
     context.close()
 
 
@@ -109,8 +112,9 @@ def test_every_page_fits_a_390px_phone(
     width = phone.evaluate("document.scrollingElement.scrollWidth")
     assert width <= PHONE["width"], f"{name}: {width}px wide"
     links = phone.locator("header.top a, header.top button")
-    # the brand, Incidents, Organizations, People, Reports, Reviews and Reset demo (an
-    # error page knows no incident: the brand, Incidents, Organizations and Reset)
+    # signed in as a coordinator: the brand, Incidents, Organizations, People, Reports,
+    # Reviews and Reset demo (an error page knows no incident: the brand, Incidents,
+    # Organizations and Reset)
     assert links.count() == (4 if name == "not-found" else 7)
     for link in links.all():
         box = link.bounding_box()
@@ -118,4 +122,9 @@ def test_every_page_fits_a_390px_phone(
         assert link.is_visible() and box is not None, label
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], (label, box)
         link.click(trial=True)  # visible, enabled, not covered by anything else
+    signed_in = phone.locator("form.signed-in")  # "Signed in as ... · Sign out" fits too
+    assert PAGE_ACCOUNT in signed_in.inner_text()
+    for control in (signed_in.locator("a"), signed_in.get_by_role("button", name="Sign out")):
+        box = control.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
     screenshot(phone, f"phone-{name}")

@@ -1,4 +1,5 @@
-"""The Trace pages in a real browser against a real server."""
+"""The Trace pages in a real browser against a real server, signed in with real accounts:
+a report's source is the signed-in member's organisation (the form only shows it)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,24 @@ from pathlib import Path
 from typing import Any
 
 MESSAGE = "Enter a summary and the original report text."
+CAMP = "Tatopani Relief Camp Demo"
+
+
+def _reporter(live_server: Any, name: str, organization: str) -> str:
+    """A reporter of ``organization``, made once with ``trace user create``."""
+    if name not in live_server.accounts:
+        live_server.add_user(name, "reporter", organization)
+    return name
 
 
 def test_publish_through_form_and_find_on_people(
-    live_server: Any, page: Any, screenshot: Callable[[Any, str], Path]
+    live_server: Any, anonymous_page: Any, screenshot: Callable[[Any, str], Path]
 ) -> None:
     live_server.reset()
+    live_server.sign_in(anonymous_page, _reporter(live_server, "camp-reporter", CAMP))
+    page = anonymous_page
     page.goto(live_server.url("/organizations"))
-    page.get_by_label("Source (organisation)").fill("Tatopani Relief Camp Demo")
+    assert CAMP in page.locator("#source").inner_text()  # shown, not a field
     page.get_by_label("Summary").fill("Nima Browser registered at the camp.")
     page.get_by_label("Original report text").fill(
         "Registration desk entry. Nima Browser, 40, arrived <b>this</b> morning."
@@ -37,7 +48,7 @@ def test_publish_through_form_and_find_on_people(
         page.locator("a[rel=next]").first.click()
         person = page.locator("li.person", has_text="Nima Browser")
     assert person.count() == 1
-    assert "Tatopani Relief Camp Demo" in person.inner_text()
+    assert CAMP in person.inner_text()
     screenshot(page, "people")
 
 
@@ -47,8 +58,8 @@ def test_empty_form_shows_message_and_saves_nothing(
     live_server.reset()
     incident_id = live_server.incident_id()
     before = live_server.api("GET", f"/api/incidents/{incident_id}/reports")["total"]
-    page.goto(live_server.url("/organizations"))
-    page.get_by_label("Source (organisation)").fill("Nepal Police Demo")
+    page.goto(live_server.url("/organizations"))  # signed in as the police's coordinator
+    assert "Nepal Police Demo" in page.locator("#source").inner_text()
     page.get_by_label("Person's name").fill("Kept Name")
     page.get_by_role("button", name="Publish report").click()
     alert = page.locator("#form-errors")
@@ -60,12 +71,14 @@ def test_empty_form_shows_message_and_saves_nothing(
 
 
 def test_hospital_example_button_fills_the_form(
-    live_server: Any, page: Any, screenshot: Callable[[Any, str], Path]
+    live_server: Any, anonymous_page: Any, screenshot: Callable[[Any, str], Path]
 ) -> None:
     live_server.reset()
+    page = anonymous_page
+    live_server.sign_in(page, "demo-reporter")  # the hospital's reporter
     page.goto(live_server.url("/organizations"))
     page.get_by_role("button", name="Fill with the hospital example").click()
-    assert page.get_by_label("Source (organisation)").input_value() == "Central Hospital Demo"
+    assert "Central Hospital Demo" in page.locator("#source").inner_text()
     assert page.get_by_label("Person's name").input_value() == "Maya Gurung"
     assert page.get_by_label("Status").input_value() == "admitted"
     screenshot(page, "organizations-hospital-example")
@@ -90,6 +103,7 @@ def test_reset_restores_the_seed(
             "person": {"name": "Extra Person"},
             "status": "missing",
         },
+        as_user=_reporter(live_server, "extra-reporter", "Extra Source"),
     )
     page.goto(live_server.url("/"))
     row = page.locator("tbody tr", has_text="Flood Relief Demo")
@@ -109,7 +123,7 @@ def test_reset_restores_the_seed(
 
 
 def test_real_crisis_text_published_through_the_form_shows_as_text(
-    live_server: Any, page: Any, screenshot: Callable[[Any, str], Path]
+    live_server: Any, anonymous_page: Any, screenshot: Callable[[Any, str], Path]
 ) -> None:
     import csv
     import os
@@ -131,8 +145,10 @@ def test_real_crisis_text_published_through_the_form_shows_as_text(
     assert texts, "expected real texts with characters that need escaping"
     text = texts[0]
     live_server.reset()
+    page = anonymous_page
+    live_server.sign_in(page, _reporter(live_server, "relay-reporter", "Public post relay"))
     page.goto(live_server.url("/organizations"))
-    page.get_by_label("Source (organisation)").fill("Public post relay")
+    assert "Public post relay" in page.locator("#source").inner_text()
     page.get_by_label("Summary").fill(text[:60])
     page.get_by_label("Original report text").fill(text)
     page.get_by_label("Person's name").fill("Unnamed person")
