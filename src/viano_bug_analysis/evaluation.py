@@ -165,6 +165,8 @@ class VianoOutcome:
     prompt_tokens: int
     completion_tokens: int
     report_chars: int = 0
+    answer_chars: int = 0
+    malformed: str | None = None  # malformed_answer: malformed_cause()
 
     @property
     def label(self) -> str:
@@ -223,6 +225,7 @@ class VianoEvalReport:
                 "prompt": sum(o.prompt_tokens for o in outcomes),
                 "completion": sum(o.completion_tokens for o in outcomes),
             },
+            "malformed_causes": dict(Counter(o.malformed for o in outcomes if o.malformed)),
             "refused_for_size": sum(
                 o.error_code in SIZE_REFUSALS
                 or (o.status == "ERROR" and o.error_code == "rejected")
@@ -318,6 +321,7 @@ async def _run_case(
     output = outcome.get("output")
     usage = outcome.get("usage") or {}
     error = result.error or outcome.get("error")
+    error_code = error.get("code") if isinstance(error, dict) else None
     return VianoOutcome(
         id=case.id,
         expected_gap=case.behavior_gap,
@@ -325,12 +329,37 @@ async def _run_case(
         schema_valid=isinstance(output, dict),
         stated_gap=(output.get("behavior_gap") is not None) if isinstance(output, dict) else None,
         violations=dict(Counter(v["rule"] for v in result.violations)),
-        error_code=error.get("code") if isinstance(error, dict) else None,
+        error_code=error_code,
         latency_s=round(float(outcome.get("latency_s") or elapsed), 3),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         report_chars=chars,
+        answer_chars=len(outcome.get("raw_text") or ""),
+        malformed=(
+            malformed_cause(
+                outcome.get("raw_text") or "",
+                int(usage.get("completion_tokens") or 0),
+                gateway.max_output_tokens,
+            )
+            if error_code == "malformed_answer"
+            else None
+        ),
     )
+
+
+CUT_AT_LIMIT = "cut_at_token_limit"
+RAW_CONTROL_CHARACTER = "raw_control_character"
+
+
+def malformed_cause(raw_text: str, completion_tokens: int, max_output_tokens: int) -> str:
+    """Why an answer was not JSON, read from its recorded round: cut off at the token
+    limit (it used them all), a raw control character inside a string (it parses once
+    those are allowed), or something else."""
+    try:
+        json.loads(raw_text, strict=False)
+    except ValueError:
+        return CUT_AT_LIMIT if completion_tokens >= max_output_tokens else "other"
+    return RAW_CONTROL_CHARACTER
 
 
 _TEXT_KEYS = frozenset({"summary", "title", "body", "text", "description"})
@@ -422,6 +451,7 @@ def render_text(report: VianoEvalReport) -> str:
         f"tokens                prompt {s['tokens']['prompt']}, "
         f"completion {s['tokens']['completion']}",
         f"refused for size      {s['refused_for_size']} (provider 4xx or over a limit)",
+        f"not JSON, by cause    {s['malformed_causes']}",
         "",
         "by report length (characters): cases, accepted, misleading, median latency",
     ]

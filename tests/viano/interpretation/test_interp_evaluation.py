@@ -115,6 +115,7 @@ def test_figures_follow_what_the_model_answered(tmp_path: Path) -> None:
         NO_GAP: {GAP: 1, NO_GAP: 0, INVALID: 0},
     }
     assert summary["misleading_completed"] == 0
+    assert summary["malformed_causes"] == {"other": 1}
     assert summary["tokens"] == {"prompt": 200, "completion": 80}  # schema-valid answers
     assert "misleading COMPLETED  0" in render_text(report)
     out = tmp_path / "viano-eval.json"
@@ -224,3 +225,11 @@ def test_a_report_that_cannot_fit_the_window_is_refused_and_the_run_goes_on() ->
     assert summary["refused_for_size"] == 3
     assert summary["by_length"]["<2,000"]["cases"] == 3
     assert "refused for size      3" in render_text(report)
+
+
+def test_why_an_answer_was_not_json_is_read_from_its_round() -> None:
+    from viano_bug_analysis.evaluation import malformed_cause
+
+    assert malformed_cause('{"a": "line\nbreak"}', 300, 2048) == "raw_control_character"
+    assert malformed_cause('{"a": "cut he', 2048, 2048) == "cut_at_token_limit"
+    assert malformed_cause("this is not JSON", 40, 2048) == "other"
