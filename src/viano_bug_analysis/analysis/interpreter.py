@@ -196,7 +196,7 @@ class CaseInterpreter:
     def _builder(self) -> PromptBuilder:
         """The PromptBuilder of this interpreter: its limits, and the context budget of
         the gateway's model window when the configuration names one (budget.py)."""
-        window = self.gateway.context_window_tokens
+        window = getattr(self.gateway, "context_window_tokens", None)
         budget = None if window is None else ContextBudget(window, self.gateway.max_output_tokens)
         return PromptBuilder(self.limits, budget)
 

@@ -21,8 +21,11 @@ and a ``[cut: N characters in all]`` marker, and its entry lists it under ``shor
 (``field``: JSON pointer inside the record, ``chars``, ``sha256`` of the whole UTF-8
 text), so the entry's ``pointer`` plus ``field`` locate the whole text in the hashed
 case. If the context is still too large with every text shortened to nothing, the
-limit error is raised. The bytes are canonical JSON, so the same case always gives the
-same context, context hash and request fingerprint.
+limit error is raised. With a context budget (the model's window, ``budget.py``) smaller
+than that limit, the context is fitted to the budget instead: texts cut, then whole
+entries left out as unread references, or ``interpretation.limit.context_window``. The
+bytes are canonical JSON, so the same case (and budget) always gives the same context,
+context hash and request fingerprint.
 """
 
 from __future__ import annotations
