@@ -21,6 +21,10 @@ Enum values and property names reach the grammar as GBNF string literals escaped
 own converter left backslashes alone, so a source name such as ``Shanti "Peace" Clinic``
 made a grammar llama.cpp could not parse, and the server died.
 
+Inside a JSON string the grammar admits only what JSON does: no raw control character
+(a line break, a tab), which llama-cpp-python's converter let through, so an answer
+holding one could not be parsed and was lost (docs/decisions/0078).
+
 When ``MODELGATE_PARENT_PID`` is set (``LocalModelServer`` sets it), a watchdog thread
 ends this process as soon as that parent is gone, so a parent killed without cleanup
 (SIGKILL, a crash) leaves no orphaned model server behind.
@@ -101,14 +105,31 @@ def gbnf_literal(text: str) -> str:
     return '"' + _GBNF_NEEDS_ESCAPE.sub(escape, text) + '"'
 
 
+# One character of a JSON string as JSON allows it: anything but '"', a backslash and the
+# control characters U+0000-U+001F (and DEL), or an escape. llama-cpp-python 0.3.36's
+# rule was ``[^"\\] | "\\" (...)``: a raw line break or tab inside a string was
+# allowed, and an answer holding one is not JSON (``malformed_answer``, lost). This is
+# the rule of llama.cpp's own converter.
+JSON_STRING_CHAR = (
+    r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] '
+    r"[0-9a-fA-F])"
+)
+
+
 def gbnf_for_schema(schema: str, prop_order: Any = None) -> str:
-    """llama-cpp-python's ``json_schema_to_gbnf`` with two fixes: bounds clamped
-    (:func:`grammar_schema`) and literals escaped (:func:`gbnf_literal`)."""
+    """llama-cpp-python's ``json_schema_to_gbnf`` with three fixes: bounds clamped
+    (:func:`grammar_schema`), literals escaped (:func:`gbnf_literal`) and no raw control
+    character inside a string (:data:`JSON_STRING_CHAR`)."""
     grammar: Any = importlib.import_module("llama_cpp.llama_grammar")  # untyped
 
     class Converter(grammar.SchemaConverter):  # type: ignore[misc]
         def _format_literal(self, literal: str) -> str:
             return gbnf_literal(literal)
+
+        def _add_primitive(self, name: str, rule: Any) -> Any:
+            if name == "char":
+                rule = grammar.BuiltinRule(JSON_STRING_CHAR, [])
+            return super()._add_primitive(name, rule)
 
     order = {name: index for index, name in enumerate(prop_order or [])}
     converter = Converter(prop_order=order, allow_fetch=False, dotall=False, raw_pattern=False)

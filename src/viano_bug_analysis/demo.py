@@ -1,13 +1,17 @@
-"""``viano demo``: one real bug report, imported, built and interpreted end to end.
+"""``viano demo``: one bug report, imported, built and interpreted end to end.
 
-The report comes from the real public data (``REAL_DATA_DIR``, else ``../shared/data``
-next to the current folder): by default one Bugzilla bug from
-``bug_reports/bugbug/bugs.json``. Everything is written under a new folder
-``.viano-local/demo/<UTC time>/`` (input, package, store), so a rerun never touches an
-earlier one. The model is the gateway configuration's (``--config``, else
+By default the report is the one shipped in the package
+(``demo_reports/timezone-reminder.md``, written for the project in its own words), so the
+demo needs nothing beside it: it runs in an empty folder. With ``--real``, or when
+``REAL_DATA_DIR`` is set, it is a real Bugzilla bug from the real public data
+(``REAL_DATA_DIR``, else ``../shared/data`` next to the current folder;
+``bug_reports/bugbug/bugs.json``, ``--bug-id``). Everything is written under a new
+folder ``.viano-local/demo/<UTC time>/`` (input, package, store), so a rerun never
+touches an earlier one. The model is the gateway configuration's (``--config``, else
 ``config/llm.local.toml`` of the current folder, else the embedded configuration shipped
 in the package); when its first provider is a loopback URL where nothing answers, the
-embedded local model server is started on that port for the duration of the command.
+embedded local model is started on a free port for the duration of the command
+(``llm.local_model``).
 
 Every interpretation outcome is shown as it is: an answer the validation rejected
 (ERROR, with its violations) is a legitimate result, not a crash.
@@ -16,25 +20,26 @@ Every interpretation outcome is shown as it is: an answer the validation rejecte
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
+import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import Any
 
-import httpx
 import typer
 
 from viano_bug_analysis.demo_data import DemoError, real_data_dir
 from viano_bug_analysis.errors import VianoError
 
-__all__ = ["DemoError", "extract_bug", "local_model_for", "real_data_dir", "run_demo"]
+__all__ = ["DemoError", "extract_bug", "real_data_dir", "run_demo"]
 
 DEFAULT_BUG_FILE = Path("bug_reports") / "bugbug" / "bugs.json"
 DEFAULT_BUG_ID = 1389136  # a short Firefox display bug with a few comments
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+SHIPPED_REPORT = "demo_reports/timezone-reminder.md"
+SHIPPED_CASE_ID = "demo-timezone-reminder"
 
 
 def extract_bug(source: Path, bug_id: int, target: Path) -> Path:
@@ -50,63 +55,55 @@ def extract_bug(source: Path, bug_id: int, target: Path) -> Path:
     raise DemoError(f"bug {bug_id} is not in {source}")
 
 
-def _answers(base_url: str) -> bool:
-    with contextlib.suppress(httpx.HTTPError):
-        return httpx.get(f"{base_url}/models", timeout=2.0, trust_env=False).status_code == 200
-    return False
+def shipped_report(target: Path) -> Path:
+    """Write the report shipped in the package to ``target``."""
+    text = resources.files("viano_bug_analysis").joinpath(SHIPPED_REPORT).read_bytes()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(text)
+    return target
 
 
-@contextlib.contextmanager
-def local_model_for(base_url: str, model: str, log_dir: Path) -> Iterator[str]:
-    """Start the embedded model on ``base_url``'s port if it is loopback and silent.
-
-    Yields a line saying which server is used.
-    """
-    parts = urlsplit(base_url)
-    if parts.hostname not in LOOPBACK_HOSTS or _answers(base_url):
-        yield f"using the configured server at {base_url}"
-        return
-    from modelgate.errors import NotConfigured
-    from modelgate.local_server import LocalModelServer, LocalServerSettings, find_embedded_model
-
-    try:
-        settings = LocalServerSettings(
-            model_path=find_embedded_model(),
-            model_alias=model,
-            port=parts.port or 80,
-            log_path=log_dir / "local-model-server.log",
-        )
-        server = LocalModelServer(settings).start()
-    except NotConfigured as exc:
-        raise DemoError(f"no model server at {base_url}: {exc.message}") from exc
-    try:
-        yield f"started the embedded model {model} at {server.base_url} (pid {server.pid})"
-    finally:
-        server.stop()
+def wants_real(real: bool) -> bool:
+    """A real report is used when asked for (``--real``) or when ``REAL_DATA_DIR`` names
+    the data folder."""
+    return real or bool(os.environ.get("REAL_DATA_DIR", "").strip())
 
 
 Echo = Callable[[str], None]
 
 
-def run_demo(config_path: Path | None, bug_id: int, workdir: Path | None, echo: Echo) -> int:
-    """Import, build and interpret one real bug; print each step. Returns an exit code."""
+def run_demo(
+    config_path: Path | None,
+    bug_id: int,
+    workdir: Path | None,
+    echo: Echo,
+    *,
+    real: bool = False,
+) -> int:
+    """Import, build and interpret one report; print each step. Returns an exit code."""
     from viano_bug_analysis.analysis.command import EXIT_CODES, violation_lines
     from viano_bug_analysis.analysis.interpreter import CaseInterpreter
     from viano_bug_analysis.case import CaseBuilder
     from viano_bug_analysis.intake import import_file
     from viano_bug_analysis.llm import LLMGateway
     from viano_bug_analysis.llm.config import resolve_config
+    from viano_bug_analysis.llm.local_model import model_for
     from viano_bug_analysis.packages import PackageStore
 
     config, config_source = resolve_config(config_path)
-    source = real_data_dir() / DEFAULT_BUG_FILE
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     folder = workdir if workdir is not None else Path(".viano-local") / "demo" / stamp
     folder.mkdir(parents=True, exist_ok=True)
-    raw = extract_bug(source, bug_id, folder / "input" / f"bug-{bug_id}.json")
     echo(f"0. configuration: {config_source}")
-    echo(f"1. real report: Bugzilla bug {bug_id} from {source} -> {raw}")
-    imported = import_file("bugzilla", raw, folder / "package.zip")[0]
+    if wants_real(real):
+        source = real_data_dir() / DEFAULT_BUG_FILE
+        raw = extract_bug(source, bug_id, folder / "input" / f"bug-{bug_id}.json")
+        echo(f"1. real report: Bugzilla bug {bug_id} from {source} -> {raw}")
+        imported = import_file("bugzilla", raw, folder / "package.zip")[0]
+    else:
+        raw = shipped_report(folder / "input" / "report.md")
+        echo(f"1. report shipped with Viano (written for the demo) -> {raw}")
+        imported = import_file("markdown", raw, folder / "package.zip", case_id=SHIPPED_CASE_ID)[0]
     echo(f"2. imported: case {imported.case_id}, package {imported.package_id}")
     store = PackageStore.init(folder / "store")
     generation, _status = store.add(folder / "package.zip")
@@ -114,11 +111,10 @@ def run_demo(config_path: Path | None, bug_id: int, workdir: Path | None, echo: 
     built = CaseBuilder(store).build(case_id, package_id)
     counts = ", ".join(f"{k}={v}" for k, v in built.record_counts.items() if v)
     echo(f"3. built: analysis revision {built.analysis_revision}; records {counts}")
-    provider = config.providers[0]
-    with local_model_for(provider.base_url, provider.model, folder) as where:
-        echo(f"4. model: {where}")
+    with model_for(config, folder) as endpoint:
+        echo(f"4. model: {endpoint.where}")
         echo("   interpreting (a small CPU model can take a few minutes)...")
-        gateway = LLMGateway(config)
+        gateway = LLMGateway(config, endpoints=endpoint.endpoints)
 
         async def interpret() -> object:
             try:
@@ -162,12 +158,17 @@ _CONFIG_HELP = (
 
 def demo_command(
     config: Path | None = typer.Option(None, "--config", help=_CONFIG_HELP),
-    bug_id: int = typer.Option(DEFAULT_BUG_ID, "--bug-id", help="Bugzilla bug id in bugs.json."),
+    real: bool = typer.Option(
+        False, "--real", help="A real Bugzilla bug from the real data folder (REAL_DATA_DIR)."
+    ),
+    bug_id: int = typer.Option(
+        DEFAULT_BUG_ID, "--bug-id", help="Bugzilla bug id in bugs.json (with --real)."
+    ),
     workdir: Path | None = typer.Option(None, "--workdir", help="Folder for this run."),
 ) -> None:
-    """Import, build and interpret one real bug report with the configured (local) model."""
+    """Import, build and interpret one bug report with the configured (local) model."""
     try:
-        code = run_demo(config, bug_id, workdir, typer.echo)
+        code = run_demo(config, bug_id, workdir, typer.echo, real=real)
     except VianoError as exc:
         typer.echo(f"error {exc}", err=True)
         raise typer.Exit(1) from exc
@@ -187,7 +188,9 @@ def eval_command(
         run_evaluation,
         write_json,
     )
+    from viano_bug_analysis.llm import LLMGateway
     from viano_bug_analysis.llm.config import resolve_config
+    from viano_bug_analysis.llm.local_model import model_for
 
     def show(o: VianoOutcome) -> None:
         typer.echo(
@@ -198,11 +201,16 @@ def eval_command(
     try:
         loaded = load_cases(cases)
         gateway_config, _source = resolve_config(config)
-        provider = gateway_config.providers[0]
         with tempfile.TemporaryDirectory(prefix="viano-eval-log-") as logs:
-            with local_model_for(provider.base_url, provider.model, Path(logs)) as where:
-                typer.echo(f"Evaluating {len(loaded)} cases; {where}")
-                report = run_evaluation(loaded, gateway_config, progress=show)
+            with model_for(gateway_config, Path(logs)) as endpoint:
+                typer.echo(f"Evaluating {len(loaded)} cases; {endpoint.where}")
+
+                def gateway(cfg: Any) -> Any:
+                    return LLMGateway(cfg, endpoints=endpoint.endpoints)
+
+                report = run_evaluation(
+                    loaded, gateway_config, progress=show, gateway_factory=gateway
+                )
     except VianoError as exc:
         typer.echo(f"error {exc}", err=True)
         raise typer.Exit(1) from exc

@@ -42,10 +42,12 @@ from typing import Any
 
 from modelgate.evaluation_report import confusion, confusion_lines, counts, percent, share
 from modelgate.evaluation_report import write_report as _write_report
+from viano_bug_analysis.analysis.errors import InterpretationError
 from viano_bug_analysis.errors import VianoError
 
 CASES_FILE = "cases.jsonl"
 GAP, NO_GAP, INVALID = "GAP", "NO_GAP", "INVALID"
+REFUSED = "REFUSED"  # an InterpretationError before anything was sent (e.g. context_window)
 
 
 class EvalCaseError(VianoError):
@@ -162,6 +164,9 @@ class VianoOutcome:
     latency_s: float
     prompt_tokens: int
     completion_tokens: int
+    report_chars: int = 0
+    answer_chars: int = 0
+    malformed: str | None = None  # malformed_answer: malformed_cause()
 
     @property
     def label(self) -> str:
@@ -220,6 +225,16 @@ class VianoEvalReport:
                 "prompt": sum(o.prompt_tokens for o in outcomes),
                 "completion": sum(o.completion_tokens for o in outcomes),
             },
+            "malformed_causes": dict(Counter(o.malformed for o in outcomes if o.malformed)),
+            "refused_for_size": sum(
+                o.error_code in SIZE_REFUSALS
+                or (o.status == "ERROR" and o.error_code == "rejected")
+                for o in outcomes
+            ),
+            "by_length": {
+                name: _band([o for o in outcomes if length_band(o.report_chars) == name])
+                for _, _, name in LENGTH_BANDS
+            },
         }
 
     def as_json(self) -> dict[str, Any]:
@@ -229,6 +244,24 @@ class VianoEvalReport:
             "summary": self.summary(),
             "cases": [asdict(o) for o in self.outcomes],
         }
+
+
+# a request the provider refused (HTTP 4xx: a prompt over the window) or one the gateway
+# or the interpreter refused for its size
+SIZE_REFUSALS = frozenset({"request_too_large", "interpretation.limit.context_window"})
+
+
+def _band(outcomes: list[VianoOutcome]) -> dict[str, Any]:
+    return {
+        "cases": len(outcomes),
+        "accepted": sum(o.status == "COMPLETED" for o in outcomes),
+        "accepted_share": share(sum(o.status == "COMPLETED" for o in outcomes), len(outcomes)),
+        "misleading_completed": sum(o.misleading for o in outcomes),
+        "outcomes": counts(o.status for o in outcomes),
+        "latency_s_median": (
+            round(statistics.median(o.latency_s for o in outcomes), 3) if outcomes else None
+        ),
+    }
 
 
 def _share_float(part: float, whole: int) -> float | None:
@@ -257,10 +290,27 @@ async def _run_case(
     store = PackageStore.init(folder / f"{case.id}-store")
     store.add(imported.path)
     CaseBuilder(store).build(case.id, imported.package_id)
+    chars = report_chars(report, case.format)
     gateway = gateway_factory(config)
     started = time.perf_counter()
     try:
         result = await CaseInterpreter(store, gateway).interpret(case.id, imported.package_id)
+    except InterpretationError as exc:
+        # refused before anything was sent (the context cannot fit the model's window,
+        # a limit): an outcome of its own, never a crash of the evaluation
+        return VianoOutcome(
+            id=case.id,
+            expected_gap=case.behavior_gap,
+            status=REFUSED,
+            schema_valid=False,
+            stated_gap=None,
+            violations={},
+            error_code=exc.code,
+            latency_s=round(time.perf_counter() - started, 3),
+            prompt_tokens=0,
+            completion_tokens=0,
+            report_chars=chars,
+        )
     finally:
         await gateway.aclose()
     elapsed = time.perf_counter() - started
@@ -271,6 +321,7 @@ async def _run_case(
     output = outcome.get("output")
     usage = outcome.get("usage") or {}
     error = result.error or outcome.get("error")
+    error_code = error.get("code") if isinstance(error, dict) else None
     return VianoOutcome(
         id=case.id,
         expected_gap=case.behavior_gap,
@@ -278,11 +329,79 @@ async def _run_case(
         schema_valid=isinstance(output, dict),
         stated_gap=(output.get("behavior_gap") is not None) if isinstance(output, dict) else None,
         violations=dict(Counter(v["rule"] for v in result.violations)),
-        error_code=error.get("code") if isinstance(error, dict) else None,
+        error_code=error_code,
         latency_s=round(float(outcome.get("latency_s") or elapsed), 3),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
+        report_chars=chars,
+        answer_chars=len(outcome.get("raw_text") or ""),
+        malformed=(
+            malformed_cause(
+                outcome.get("raw_text") or "",
+                int(usage.get("completion_tokens") or 0),
+                gateway.max_output_tokens,
+            )
+            if error_code == "malformed_answer"
+            else None
+        ),
     )
+
+
+CUT_AT_LIMIT = "cut_at_token_limit"
+RAW_CONTROL_CHARACTER = "raw_control_character"
+
+
+def malformed_cause(raw_text: str, completion_tokens: int, max_output_tokens: int) -> str:
+    """Why an answer was not JSON, read from its recorded round: cut off at the token
+    limit (it used them all), a raw control character inside a string (it parses once
+    those are allowed), or something else."""
+    try:
+        json.loads(raw_text, strict=False)
+    except ValueError:
+        return CUT_AT_LIMIT if completion_tokens >= max_output_tokens else "other"
+    return RAW_CONTROL_CHARACTER
+
+
+_TEXT_KEYS = frozenset({"summary", "title", "body", "text", "description"})
+
+
+def report_chars(path: Path, fmt: str) -> int:
+    """The length of a report in characters, for the length bands: a Markdown report's
+    whole text; for a JSON report (Bugzilla, GitHub, native intake) the strings under
+    ``summary``, ``title``, ``body``, ``text`` and ``description`` at any depth (title,
+    description and comments, not metadata)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if fmt == "markdown":
+        return len(text)
+    total = 0
+
+    def walk(value: Any, key: str | None) -> None:
+        nonlocal total
+        if isinstance(value, str):
+            total += len(value) if key in _TEXT_KEYS else 0
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, key if key == "comments" else None)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k))
+
+    try:
+        walk(json.loads(text), None)
+    except ValueError:
+        return len(text)
+    return total
+
+
+# length bands of the figures (characters of the report, ``report_chars``)
+LENGTH_BANDS = ((0, 2000, "<2,000"), (2000, 6000, "2,000-6,000"), (6000, None, ">6,000"))
+
+
+def length_band(chars: int) -> str:
+    for low, high, name in LENGTH_BANDS:
+        if chars >= low and (high is None or chars < high):
+            return name
+    return LENGTH_BANDS[-1][2]
 
 
 def run_evaluation(
@@ -331,7 +450,17 @@ def render_text(report: VianoEvalReport) -> str:
         f"{s['latency_s_per_call_median']} s median",
         f"tokens                prompt {s['tokens']['prompt']}, "
         f"completion {s['tokens']['completion']}",
+        f"refused for size      {s['refused_for_size']} (provider 4xx or over a limit)",
+        f"not JSON, by cause    {s['malformed_causes']}",
+        "",
+        "by report length (characters): cases, accepted, misleading, median latency",
     ]
+    for name, band in s["by_length"].items():
+        lines.append(
+            f"  {name:<12} {band['cases']:>3} cases, accepted {band['accepted']} "
+            f"({percent(band['accepted_share'])}), misleading {band['misleading_completed']}, "
+            f"median {band['latency_s_median']} s, {band['outcomes']}"
+        )
     return "\n".join(lines)
 
 

@@ -27,7 +27,11 @@ from trace_app.investigation.answers import NO_SOURCE, attribution_result_type
 
 llama_grammar = pytest.importorskip("llama_cpp.llama_grammar", reason="llama.cpp not installed")
 
-from modelgate._llama_child import gbnf_for_schema, grammar_schema  # noqa: E402
+from modelgate._llama_child import (  # noqa: E402
+    JSON_STRING_CHAR,
+    gbnf_for_schema,
+    grammar_schema,
+)
 
 NAMES = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40
@@ -140,3 +144,27 @@ def _unpatched_gbnf(schema: dict[str, Any]) -> str:
     converter.visit(schema, "")
     text: str = converter.format_grammar()
     return text
+
+
+def test_strings_hold_no_raw_control_character(llama_vocab: Any) -> None:
+    """Every string of the grammar is made of ``char``, and ``char`` admits what JSON
+    does: no raw control character (a raw line break inside a string made an answer
+    that is not JSON; llama-cpp-python 0.3.36's rule was ``[^"\\\\] | ...``)."""
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["a", "b"],
+        "properties": {"a": {"type": "string", "maxLength": 30}, "b": {"type": "string"}},
+    }
+    gbnf = gbnf_for_schema(json.dumps(schema))
+    rules = dict(line.split(" ::= ", 1) for line in gbnf.splitlines() if " ::= " in line)
+    assert rules["char"] == JSON_STRING_CHAR
+    assert "char" in rules["string"] and "char" in rules["a"]
+    shipped = llama_grammar.PRIMITIVE_RULES["char"].content
+    unescaped_class = re.compile(JSON_STRING_CHAR.split(" | ")[0])  # a valid Python class
+    for raw in ("\n", "\r", "\t", "\x00", "\x1f", "\x7f", '"', "\\"):
+        assert not unescaped_class.fullmatch(raw), repr(raw)
+        assert re.compile(shipped.split(" | ")[0]).fullmatch(raw) or raw in '"\\'
+    for fine in ("a", "é", "漢", "😀", " ", "/"):
+        assert unescaped_class.fullmatch(fine)
+    assert llama_parses(llama_vocab, gbnf), gbnf

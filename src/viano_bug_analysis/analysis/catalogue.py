@@ -17,7 +17,8 @@ An entry is a JSON object (it is written into context.json as is)::
 - ``data``: the record's own fields as projected into the context.
 
 Validation reads only ``id``, ``kind`` (through the id's letter), ``origin``,
-``inline``, ``unread`` and, for Q0001, ``data.value`` (the completeness).
+``inline``, ``unread``, for E records ``data.explicit`` (a stated or an only implied
+expectation) and, for Q0001, ``data.value`` (the completeness).
 """
 
 from __future__ import annotations
@@ -75,6 +76,16 @@ class Catalogue:
             and bool(entry.get("inline"))
             and not entry.get("unread")
             and entry.get("origin") == ORIGIN_ORIGINAL
+        )
+
+    def is_implicit_expectation(self, source_id: str) -> bool:
+        """An E entry that CaseBuilder derived from wording that only implies an
+        expectation (``data.explicit`` false): the report does not state it."""
+        entry = self._by_id.get(source_id)
+        return (
+            entry is not None
+            and source_id[:1] == "E"
+            and entry.get("data", {}).get("explicit", True) is False
         )
 
     def completeness(self) -> str | None:

@@ -13,6 +13,7 @@ Exit codes (documented in docs/case-interpretation.md):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -64,13 +65,21 @@ def interpret_command(
     from viano_bug_analysis.analysis.interpreter import CaseInterpreter, InterpretationResult
     from viano_bug_analysis.llm import LLMGateway
     from viano_bug_analysis.llm.config import resolve_config
+    from viano_bug_analysis.llm.local_model import model_for
     from viano_bug_analysis.packages import PackageStore
 
     console = Console(stderr=True)
-    with failures(as_json, identity(case_id, package_id)):
-        gateway = LLMGateway(resolve_config(config)[0])
+    with failures(as_json, identity(case_id, package_id)), contextlib.ExitStack() as stack:
+        gateway_config = resolve_config(config)[0]
         package_store = PackageStore.open(store)
         with console.status("interpreting", spinner="dots") as status:
+            # the embedded model on a port of its own when nothing answers at a loopback
+            # URL (llm.local_model); if it cannot start, the refused connection is a
+            # transient failure (RETRY_PENDING by the retry policy)
+            endpoint = stack.enter_context(
+                model_for(gateway_config, None, required=False, lazy=True)
+            )
+            gateway = LLMGateway(gateway_config, endpoints=endpoint.endpoints)
 
             def progress(message: str) -> None:
                 if not as_json:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelgate.types import ModelRequest
+from viano_bug_analysis.analysis.budget import ContextBudget
 from viano_bug_analysis.analysis.case_access import (
     BuiltCase,
     check_identities,
@@ -191,6 +192,13 @@ class CaseInterpreter:
         # here, so that the first interpretation does not wait for it
         request_schema()
         self._progress: Progress | None = progress
+
+    def _builder(self) -> PromptBuilder:
+        """The PromptBuilder of this interpreter: its limits, and the context budget of
+        the gateway's model window when the configuration names one (budget.py)."""
+        window = getattr(self.gateway, "context_window_tokens", None)
+        budget = None if window is None else ContextBudget(window, self.gateway.max_output_tokens)
+        return PromptBuilder(self.limits, budget)
 
     async def interpret(
         self,
@@ -362,14 +370,15 @@ class CaseInterpreter:
             return self._reused_completion(reader, case, layout, attempt_id)
         prepared = self._prepared(reader, case, layout)
         if prepared is None:
-            prepared = PromptBuilder(self.limits).prepare(case)
+            prepared = self._builder().prepare(case)
             writer = self._preparation(reader, case, layout, prepared)
             # the reader that validated the new generation replaces the base's
             generation, published = op.publish_open(writer)
             session.reader = published
             reader.close()
             progress("published the interpretation context")
-        request = PromptBuilder(self.limits).request(prepared, self.gateway.max_output_tokens)
+        builder = self._builder()
+        request = builder.request(prepared, self.gateway.max_output_tokens)
         key = AttemptKey(
             attempt_id=attempt_id,
             attempt_hash=attempt_hash(
@@ -379,7 +388,7 @@ class CaseInterpreter:
                 index=layout.index,
                 attempt_id=attempt_id,
             ),
-            request_fingerprint=prepared.request_fingerprint(request),
+            request_fingerprint=prepared.request_fingerprint(request, builder.budget),
             configuration_fingerprint=self.gateway.configuration_fingerprint(),
         )
         binding = self._binding(case, layout, prepared)
@@ -448,7 +457,7 @@ class CaseInterpreter:
         )
         if checkpoint is None:
             return None
-        return load_context(reader, layout, case, checkpoint, PromptBuilder(self.limits))
+        return load_context(reader, layout, case, checkpoint, self._builder())
 
     def _preparation(
         self,

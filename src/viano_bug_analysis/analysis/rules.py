@@ -42,6 +42,17 @@ def local_inline_fact(catalogue: Catalogue, source_id: str) -> bool:
     return source_id not in catalogue or catalogue.is_local_inline_fact(source_id)
 
 
+def stated_expectation(catalogue: Catalogue, source_id: str) -> bool:
+    """An E record that the report states (``explicit``), not one CaseBuilder derived
+    from wording that only implies it."""
+    return source_id[:1] == "E" and not catalogue.is_implicit_expectation(source_id)
+
+
+def not_implied_expectation(catalogue: Catalogue, source_id: str) -> bool:
+    """Anything but an implied (not explicit) expectation."""
+    return not catalogue.is_implicit_expectation(source_id)
+
+
 def readable(catalogue: Catalogue, source_id: str) -> bool:
     """Not an unread payload (X entries, unread entries, facts given by reference)."""
     return not catalogue.is_unread(source_id)
@@ -155,6 +166,18 @@ RULES = RuleTable(
             "{id} is an unread payload",
             per_statement=True,
         ),
+        *(
+            # a gap needs a *stated* expectation: one only implied by the wording ("should
+            # ... I think", a question, a wish) is no ground for one (docs/decisions/0075)
+            CitationRule(
+                section,
+                "divergence_implied_expectation",
+                not_implied_expectation,
+                "stated E",
+                "{section} may cite only stated expectations, and {id} is only implied",
+            )
+            for section in DIVERGENCE_SECTIONS
+        ),
     ),
     required=tuple(
         rule
@@ -163,8 +186,8 @@ RULES = RuleTable(
             RequiredCitation(
                 section,
                 "divergence_without_intended",
-                letters("E"),
-                "{section} cites no intended behaviour (E)",
+                stated_expectation,
+                "{section} cites no stated intended behaviour (explicit E)",
             ),
             RequiredCitation(
                 section,

@@ -14,7 +14,8 @@ Rules (docs/case-interpretation.md explains each):
     expected_not_expectation     expected_behavior cites something other than E records
     assumption_not_tester        tester_assumptions cite something other than T/C records
     fact_not_local_inline        confirmed_technical_facts cite other than inline local F facts
-    divergence_without_intended  a gap/divergence cites no E record
+    divergence_without_intended  a gap/divergence cites no stated (explicit) E record
+    divergence_implied_expectation  a gap/divergence cites an only implied E record
     divergence_without_observed  a gap/divergence cites no observation, report text or comment
     contradiction_too_few        a contradiction cites fewer than two distinct sources
     contradiction_unread         a contradiction cites an unread payload

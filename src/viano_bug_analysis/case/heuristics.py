@@ -194,6 +194,34 @@ def is_expectation(sentence: str) -> bool:
     return _EXPECTATION.search(sentence.lower()) is not None
 
 
+# A question asks about the intended behaviour and a wish asks for a change; neither
+# states what is intended, so neither becomes an implied expectation. A question is a
+# sentence that ends with "?" or opens with an auxiliary or question word ("Is this
+# intended", "Could it keep the name", "Why does it ..."), since reports often drop
+# the question mark; a wish says "it would be nice/great/good/better", "I wish", "I'd like".
+# ("What/When/How ... should" opens statements too, "Should not crash." states one: those
+# are not in the list.)
+_QUESTION_START = re.compile(
+    r"(?:is|are|was|were|isn't|aren't|does|doesn't|did|didn't|can|can't|could|couldn't"
+    r"|why|would it|am i|any idea)\b"
+)
+_WISH = re.compile(
+    r"\b(?:would be (?:nice|great|good|better|helpful|useful|cool)|i wish|i'd like"
+    r"|i would like|it'd be (?:nice|great|good))\b"
+)
+
+
+def is_question(sentence: str) -> bool:
+    """A question: it ends with "?" or opens with a question or auxiliary word."""
+    text = sentence.strip()
+    return text.endswith("?") or _QUESTION_START.match(text.lower()) is not None
+
+
+def is_wish(sentence: str) -> bool:
+    """A wish ("it would be nice if ...", "I'd like ..."), not a stated expectation."""
+    return _WISH.search(sentence.lower()) is not None
+
+
 def hypothesis_sentences(text: str) -> list[tuple[str, int, int]]:
     """The sentences of ``text`` that state a hypothesis (:func:`is_hypothesis`)."""
     if _HYPOTHESIS.search(text.lower()) is None:

@@ -223,9 +223,10 @@ class RecordSet:
             if rec["provenance"]["role"] != "reporter":
                 continue
             for sentence, start, end in h.expectation_sentences(rec["text"]):
-                if "[unread X" in sentence or sentence.rstrip().endswith("?"):
-                    # a question ("Should I add a test?", "Is this expected?") asks
-                    # about the intended behaviour; it does not state it
+                if "[unread X" in sentence or h.is_question(sentence) or h.is_wish(sentence):
+                    # a question ("Should I add a test?", "Is this expected") asks about
+                    # the intended behaviour and a wish ("it would be nice if ...") asks
+                    # for a change; neither states what is intended
                     continue
                 if not h.is_expectation(_AS_EXPECTED.sub(" ", sentence)):
                     # "It works as expected." says that something met an expectation

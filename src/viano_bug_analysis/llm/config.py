@@ -12,6 +12,7 @@ The file lists providers in failover order, one retry policy and a few limits (s
     timeout_s = 45                # wall clock of one upstream request (caller side)
     max_output_tokens = 4096
     structured_output = "json_schema"
+    context_window_tokens = 32768 # optional: prompt + answer; contexts are fitted to it
 
     [retry]
     max_attempts = 3              # attempts per attempt_id, each one a failover pass
@@ -88,12 +89,22 @@ class GatewayLimits(BaseModel):
     ledger_path: str = ""
 
 
+class VianoProviderConfig(ProviderConfig):
+    """A provider as Viano configures it: modelgate's settings plus the model's context
+    window in tokens (``context_window_tokens``: prompt and answer together; llama.cpp's
+    ``n_ctx`` for the embedded model). With a window, PromptBuilder shortens each
+    context so that the request and ``max_output_tokens`` fit it
+    (``analysis/budget.py``); without one, only ``InterpretationLimits`` bound it."""
+
+    context_window_tokens: int | None = Field(default=None, ge=1024, le=10_000_000)
+
+
 class GatewayConfig(BaseModel):
     """Providers in failover order, the retry policy and the limits."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    providers: tuple[ProviderConfig, ...] = Field(min_length=1)
+    providers: tuple[VianoProviderConfig, ...] = Field(min_length=1)
     retry: RetrySettings = RetrySettings()
     limits: GatewayLimits = GatewayLimits()
 
@@ -152,7 +163,12 @@ class GatewayConfig(BaseModel):
 
         Key values are never part of it (only the names of their variables).
         """
-        return fingerprint(self.model_dump(mode="json"), "llm_config")
+        data = self.model_dump(mode="json")
+        for provider in data["providers"]:
+            # no window: the same fingerprint as before the setting existed
+            if provider.get("context_window_tokens") is None:
+                provider.pop("context_window_tokens", None)
+        return fingerprint(data, "llm_config")
 
 
 EMBEDDED_FILE = "embedded.toml"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -122,7 +122,10 @@ class LLMGateway:
     ``providers`` replaces the configured adapters (tests pass modelgate's
     ``ScriptedProvider`` here; it takes the same gateway path as a real adapter).
     ``ledger`` overrides ``limits.ledger_path``; ``recorder`` appends every exchange
-    to a JSONL audit log; ``clock`` gives "now" for due times.
+    to a JSONL audit log; ``clock`` gives "now" for due times. ``endpoints``, called when the
+    providers are first built, gives provider name -> base URL overrides for this run
+    (the embedded model started on a port of its own, ``llm.local_model``); the
+    configuration and its fingerprint keep the configured URL.
     """
 
     def __init__(
@@ -133,8 +136,10 @@ class LLMGateway:
         ledger: Ledger | None = None,
         recorder: Recorder | None = None,
         clock: Clock = utc_now,
+        endpoints: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         self.config = config
+        self._endpoints = endpoints
         self._providers = tuple(providers) if providers is not None else None
         self._ledger = ledger
         self._recorder = recorder
@@ -150,11 +155,28 @@ class LLMGateway:
         values = [p.max_output_tokens for p in self.config.providers if p.max_output_tokens]
         return min(values) if values else 4096
 
+    @property
+    def context_window_tokens(self) -> int | None:
+        """The smallest context window configured for a provider (any may answer in
+        failover), or None when none names one."""
+        values = [
+            window
+            for p in self.config.providers
+            if (window := getattr(p, "context_window_tokens", None)) is not None
+        ]
+        return min(values) if values else None
+
     def _build(self) -> Gateway:
         """Providers are built on first use so that a missing key is a DEFERRED outcome
         of a dispatch rather than a failure of construction."""
         if self._gateway is None:
-            providers = self._providers or tuple(build_provider(p) for p in self.config.providers)
+            urls = self._endpoints() if self._endpoints is not None else {}
+            providers = self._providers or tuple(
+                build_provider(
+                    p.model_copy(update={"base_url": urls[p.name]}) if p.name in urls else p
+                )
+                for p in self.config.providers
+            )
             ledger = self._ledger
             if ledger is None and self.config.limits.ledger_path:
                 cap = self.config.limits.request_cap or CAP_MAX

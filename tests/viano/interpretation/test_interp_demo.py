@@ -17,7 +17,7 @@ from modelgate.providers import Provider
 from modelgate.types import ModelRequest, ProviderResponse, Usage
 from viano_bug_analysis import demo
 from viano_bug_analysis.analysis.catalogue import Catalogue
-from viano_bug_analysis.demo import DemoError, extract_bug, local_model_for, run_demo
+from viano_bug_analysis.demo import DemoError, extract_bug, run_demo
 from viano_bug_analysis.llm import LLMGateway
 
 pytestmark = pytest.mark.realdata
@@ -87,6 +87,28 @@ def test_unknown_bug_and_missing_data_are_clear_errors(
         demo.real_data_dir()
 
 
-def test_a_remote_url_is_used_as_it_is(tmp_path: Path) -> None:
-    with local_model_for("https://models.example.invalid/v1", "m", tmp_path) as where:
-        assert where == "using the configured server at https://models.example.invalid/v1"
+def test_demo_needs_nothing_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No REAL_DATA_DIR and no data folder next to the current one: the report shipped
+    in the package is interpreted."""
+    monkeypatch.delenv("REAL_DATA_DIR", raising=False)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    config = tmp_path / "llm.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    real_gateway = LLMGateway
+
+    def scripted(cfg: object, **kwargs: object) -> LLMGateway:
+        return real_gateway(cfg, providers=[ContextReader()])  # type: ignore[arg-type]
+
+    monkeypatch.setattr("viano_bug_analysis.llm.LLMGateway", scripted)
+    lines: list[str] = []
+    code = run_demo(config, demo.DEFAULT_BUG_ID, None, lines.append)
+    text = "\n".join(lines)
+    assert code == 0, text
+    assert "report shipped with Viano" in text and "outcome: COMPLETED" in text
+    assert f"case {demo.SHIPPED_CASE_ID}" in text
+    runs = list((empty / ".viano-local" / "demo").iterdir())
+    assert len(runs) == 1 and (runs[0] / "input" / "report.md").is_file()
+    with pytest.raises(DemoError, match="REAL_DATA_DIR"):  # --real still needs the data
+        run_demo(config, demo.DEFAULT_BUG_ID, tmp_path / "real", lines.append, real=True)

@@ -115,6 +115,7 @@ def test_figures_follow_what_the_model_answered(tmp_path: Path) -> None:
         NO_GAP: {GAP: 1, NO_GAP: 0, INVALID: 0},
     }
     assert summary["misleading_completed"] == 0
+    assert summary["malformed_causes"] == {"other": 1}
     assert summary["tokens"] == {"prompt": 200, "completion": 80}  # schema-valid answers
     assert "misleading COMPLETED  0" in render_text(report)
     out = tmp_path / "viano-eval.json"
@@ -156,12 +157,79 @@ def test_cases_can_name_a_record_of_a_real_data_file(tmp_path: Path) -> None:
         load_cases(folder, data)
 
 
-def test_the_real_set_names_records_and_holds_no_report_text() -> None:
-
-    folder = Path(__file__).resolve().parents[3] / "eval" / "viano_real"
+@pytest.mark.parametrize("name", ["viano_real", "viano_long"])
+def test_the_real_sets_name_records_and_hold_no_report_text(name: str) -> None:
+    folder = Path(__file__).resolve().parents[3] / "eval" / name
     rows = [
         json.loads(x) for x in (folder / "cases.jsonl").read_text(encoding="utf-8").splitlines()
     ]
-    assert len(rows) >= 20
+    assert len(rows) >= 14
     assert all(set(r) == {"id", "data", "record", "format", "behavior_gap"} for r in rows)
     assert sorted(p.name for p in folder.iterdir()) == ["cases.jsonl"]
+
+
+def test_the_long_set_is_held_out_from_the_real_set() -> None:
+    root = Path(__file__).resolve().parents[3] / "eval"
+
+    def records(name: str) -> set[tuple[str, object]]:
+        lines = (root / name / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+        return {(json.loads(x)["data"], json.loads(x)["record"]) for x in lines}
+
+    assert not records("viano_real") & records("viano_long")
+
+
+def test_report_length_and_bands(tmp_path: Path) -> None:
+    from viano_bug_analysis.evaluation import length_band, report_chars
+
+    bug = tmp_path / "bug.json"
+    bug.write_text(
+        json.dumps(
+            {
+                "id": 1,
+                "summary": "a" * 10,
+                "creator": "x" * 500,
+                "comments": [{"text": "b" * 1990, "creator": "y" * 99}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    assert report_chars(bug, "bugzilla") == 2000  # title and comments, not metadata
+    md = tmp_path / "r.md"
+    md.write_text("c" * 6001, encoding="utf-8")
+    assert report_chars(md, "markdown") == 6001
+    assert [length_band(n) for n in (0, 1999, 2000, 5999, 6000)] == [
+        "<2,000",
+        "<2,000",
+        "2,000-6,000",
+        "2,000-6,000",
+        ">6,000",
+    ]
+
+
+def test_a_report_that_cannot_fit_the_window_is_refused_and_the_run_goes_on() -> None:
+    """An InterpretationError before sending (the minimum does not fit the window) is the
+    case's outcome REFUSED, counted as refused for size; nothing is sent."""
+    provider = ContextReadingProvider()
+    data = config(max_attempts=1).model_dump(mode="json")
+    data["providers"][0]["context_window_tokens"] = 4096  # less than prompt and answer
+    tight = GatewayConfig.from_mapping(data)
+    report = run_evaluation(
+        load_cases(DEV_SET),
+        tight,
+        gateway_factory=lambda c: LLMGateway(c, providers=[provider]),
+    )
+    assert provider.calls == 0
+    assert {o.status for o in report.outcomes} == {"REFUSED"}
+    assert {o.error_code for o in report.outcomes} == {"interpretation.limit.context_window"}
+    summary = report.summary()
+    assert summary["refused_for_size"] == 3
+    assert summary["by_length"]["<2,000"]["cases"] == 3
+    assert "refused for size      3" in render_text(report)
+
+
+def test_why_an_answer_was_not_json_is_read_from_its_round() -> None:
+    from viano_bug_analysis.evaluation import malformed_cause
+
+    assert malformed_cause('{"a": "line\nbreak"}', 300, 2048) == "raw_control_character"
+    assert malformed_cause('{"a": "cut he', 2048, 2048) == "cut_at_token_limit"
+    assert malformed_cause("this is not JSON", 40, 2048) == "other"
