@@ -49,6 +49,7 @@ LEXICON_FOLDER = "cues"
 # this many characters back; a clause ends at these punctuation marks or a line break.
 CLAUSE_LOOKBACK = 60
 _CLAUSE_END = re.compile(r"[.;:!?,()\[\]\n\"“”]")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _WORD = re.compile(r"[\w'’-]+")
 _LAST_WORD = re.compile(r"([\w'’-]+)\s+$")
 
@@ -221,7 +222,30 @@ def find_cues(text: str, lexicons: Sequence[Lexicon] | None = None) -> tuple[Cue
                 if pattern.kind is CueKind.FIRST_HAND and _within(borrowed, start):
                     continue  # a first-hand phrase in someone else's words
                 found.append(Cue(start, end, pattern.kind, text[start:end], lexicon.language))
+    introduced = _introduced_passages(text, found)
+    if introduced:
+        found = [c for c in found if not (c.kind is CueKind.FIRST_HAND and _within(introduced, c.start))]
     return _without_overlaps(found)
+
+
+_PARAGRAPH_END = re.compile(r"\n\s*\n")
+
+
+def _introduced_passages(text: str, cues: Sequence[Cue]) -> list[tuple[int, int]]:
+    """What follows a relay cue and a colon in the same sentence ("Below is her account
+    of the night: we climbed ..."): someone else's words, to the end of the paragraph."""
+    spans = []
+    for cue in cues:
+        if cue.kind is not CueKind.RELAY:
+            continue
+        sentence_end = _SENTENCE_END.search(text, cue.end)
+        limit = sentence_end.start() if sentence_end else len(text)
+        colon = text.find(":", cue.end, limit)
+        if colon == -1:
+            continue
+        paragraph = _PARAGRAPH_END.search(text, colon)
+        spans.append((colon, paragraph.start() if paragraph else len(text)))
+    return spans
 
 
 def _grammar_cues(text: str, grammar: Grammar, language: str) -> list[Cue]:

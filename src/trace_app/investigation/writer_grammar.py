@@ -70,6 +70,7 @@ class Grammar:
     not_past: frozenset[str]
     irregular: frozenset[str]
     superlatives: frozenset[str]
+    prepositions: frozenset[str]
     elided: frozenset[str]
 
     @classmethod
@@ -332,6 +333,10 @@ def _account_at(
         verb = reader.predicate(index + 1, auxiliary)
         return None if verb is None else (index, verb)
     if word in g.group_possessives:
+        if index > 0 and _is_word(tokens[index - 1]):
+            before = tokens[index - 1].word
+            if before in g.prepositions or _past_or_participle(before, g) or reader.negated(before):
+                return None  # "one of our volunteers", "phoned our desk": not the subject
         for size in (1, 2):
             noun_at = index + size
             if noun_at >= len(tokens) or not _is_word(tokens[noun_at]):
