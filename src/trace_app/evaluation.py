@@ -44,7 +44,6 @@ from trace_app.domain.publish import PersonInput, PublishReportInput, publish_re
 from trace_app.investigation.answers import NO_SOURCE, Attribution
 from trace_app.investigation.evidence import MAX_TEXT_CHARACTERS
 from trace_app.investigation.model_settings import ModelSettings
-from trace_app.investigation.requests import PROMPT_VERSION
 from trace_app.investigation.service import InvestigationService
 from trace_app.investigation.vocabulary import Status
 from trace_app.store.db import Database, make_engine, migrate
@@ -475,7 +474,7 @@ async def run_evaluation(
     return EvalReport(
         model=model.model,
         base_url=model.base_url,
-        prompt_version=PROMPT_VERSION,
+        prompt_version=model.prompt_version,
         started_at=started,
         outcomes=tuple(outcomes),
         ledger_requests=requests,

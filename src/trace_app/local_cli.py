@@ -90,6 +90,12 @@ def eval_command(
         help="Also print the figures as they would be without the evidence rule "
         "(for comparison only; the app has no such switch).",
     ),
+    prompt_version: str | None = typer.Option(
+        None,
+        "--prompt-version",
+        help="report-lineage-v4 or report-lineage-v5 (default: TRACE_PROMPT_VERSION, "
+        "else the shipped default).",
+    ),
 ) -> None:
     """Run a labelled set through the real investigation with the configured model.
 
@@ -107,8 +113,12 @@ def eval_command(
         run_evaluation,
         write_json,
     )
+    from trace_app.investigation.model_settings import PROMPT_VERSIONS
     from trace_app.local_model import model_for_commands
 
+    if prompt_version is not None and prompt_version not in PROMPT_VERSIONS:
+        typer.echo(f"error: --prompt-version must be one of {', '.join(PROMPT_VERSIONS)}", err=True)
+        raise typer.Exit(2)
     csv_files = [f for f in files if f.suffix.lower() == ".csv"]
     if csv_files and not crisislex:
         typer.echo("error: .csv files are read only with --crisislex (CrisisLexT26)", err=True)
@@ -141,10 +151,14 @@ def eval_command(
     settings.ensure_home()
     try:
         with model_for_commands(configured, log_dir=settings.home) as choice:
-            typer.echo(f"Evaluating {total} cases with {choice.description}")
-            report = asyncio.run(
-                run_evaluation(loaded, choice.settings, skipped=skipped, progress=show)
+            model = choice.settings
+            if prompt_version is not None:
+                model = dataclasses.replace(model, prompt_version=prompt_version)
+            typer.echo(
+                f"Evaluating {total} cases with {choice.description}, "
+                f"prompt {model.prompt_version}"
             )
+            report = asyncio.run(run_evaluation(loaded, model, skipped=skipped, progress=show))
     except NotConfigured as exc:
         fail(str(exc))
     typer.echo("")

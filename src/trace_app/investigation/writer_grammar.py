@@ -373,8 +373,8 @@ def _addressee(
 ) -> tuple[int, int] | None:
     """"... called us", "sent us some help": the writer as the object right after a past
     verb (not negated, not after a modal)."""
-    if index == 0 or not _is_word(tokens[index - 1]):
-        return None
+    if index < 2 or not _is_word(tokens[index - 1]) or _sentence_start(tokens, index - 1):
+        return None  # "Let us help", "Call me": a verb opening its sentence is a request
     verb = tokens[index - 1].word
     if not _past_or_participle(verb, g) or verb in g.hedges or verb in g.be | g.have:
         return None
