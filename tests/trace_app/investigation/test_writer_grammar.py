@@ -89,6 +89,7 @@ FIRST_HAND_MUST_NOT = [
     "Two corpses were found on Monday near the factory.",
     "Pray for the families in the flooded towns.",
     "Let us all help the people of the valley.",
+    "I just donated ten dollars to the relief fund.",
 ]
 
 
@@ -131,6 +132,18 @@ REPRODUCED_MUST_NOT = [
 @pytest.mark.parametrize("text", REPRODUCED_MUST_NOT)
 def test_the_writers_own_quotes_and_plain_quotes_are_not_relays(text: str) -> None:
     assert relay_words(text) == [], find_cues(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "kind"),
+    [
+        ("I just saw the video of the blast from the harbour.", "saw the video", CueKind.RELAY),
+        ("We were watching the live coverage all night.", "watching the live coverage", CueKind.RELAY),
+        ("Just found out my aunt is trapped on her roof.", "found out", CueKind.HEARSAY),
+    ],
+)
+def test_watching_media_and_finding_out_are_caution(text: str, words: str, kind: CueKind) -> None:
+    assert words in [c.words for c in find_cues(text) if c.kind is kind]
 
 
 def test_a_retweet_is_read_as_two_parts() -> None:
