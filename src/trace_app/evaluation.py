@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import json
+import random
 import secrets
 import statistics
 import tempfile
@@ -194,6 +195,15 @@ def load_crisislex(paths: Sequence[Path]) -> tuple[list[EvalCase], dict[str, int
                     )
                 )
     return cases, dict(sorted(skipped.items()))
+
+
+def sample_cases(cases: Sequence[EvalCase], others: int, seed: int) -> list[EvalCase]:
+    """Every DIRECT case and ``others`` of the rest drawn at random with ``seed`` (all of
+    them when there are fewer), in their original order: a shorter run that keeps every
+    first-hand case for recall and a random share of the rest for misleading outcomes."""
+    rest = [i for i, case in enumerate(cases) if case.label != Attribution.DIRECT]
+    drawn = set(random.Random(seed).sample(rest, min(others, len(rest))))
+    return [c for i, c in enumerate(cases) if c.label == Attribution.DIRECT or i in drawn]
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,6 +90,13 @@ def eval_command(
         help="Also print the figures as they would be without the evidence rule "
         "(for comparison only; the app has no such switch).",
     ),
+    sample: int | None = typer.Option(
+        None,
+        "--sample",
+        help="Keep every DIRECT case and draw this many of the others at random "
+        "(with --seed): a shorter run.",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Random seed for --sample."),
     prompt_version: str | None = typer.Option(
         None,
         "--prompt-version",
@@ -111,6 +118,7 @@ def eval_command(
         load_crisislex,
         render_text,
         run_evaluation,
+        sample_cases,
         write_json,
     )
     from trace_app.investigation.model_settings import PROMPT_VERSIONS
@@ -130,6 +138,9 @@ def eval_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     loaded += tweets
+    if sample is not None:
+        loaded = sample_cases(loaded, sample, seed)
+        typer.echo(f"sample: every DIRECT case and {sample} others drawn with seed {seed}")
     if skipped:
         typer.echo(f"CrisisLexT26: {len(tweets)} tweets kept, skipped {skipped}")
     total = len(loaded)
