@@ -91,7 +91,8 @@ def main() -> int:
         return 0
     share = median / check
     print(f"ratio evidence/median check  {share:.4%}")
-    print(f"target <= {TARGET_SHARE:.0%} of a median check: {'met' if share <= TARGET_SHARE else 'NOT met'}")
+    verdict = "met" if share <= TARGET_SHARE else "NOT met"
+    print(f"target <= {TARGET_SHARE:.0%} of a median check: {verdict}")
     return 0
 
 

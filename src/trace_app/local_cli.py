@@ -166,8 +166,7 @@ def eval_command(
             if prompt_version is not None:
                 model = dataclasses.replace(model, prompt_version=prompt_version)
             typer.echo(
-                f"Evaluating {total} cases with {choice.description}, "
-                f"prompt {model.prompt_version}"
+                f"Evaluating {total} cases with {choice.description}, prompt {model.prompt_version}"
             )
             report = asyncio.run(run_evaluation(loaded, model, skipped=skipped, progress=show))
     except NotConfigured as exc:

@@ -224,7 +224,9 @@ def find_cues(text: str, lexicons: Sequence[Lexicon] | None = None) -> tuple[Cue
                 found.append(Cue(start, end, pattern.kind, text[start:end], lexicon.language))
     introduced = _introduced_passages(text, found)
     if introduced:
-        found = [c for c in found if not (c.kind is CueKind.FIRST_HAND and _within(introduced, c.start))]
+        found = [
+            c for c in found if not (c.kind is CueKind.FIRST_HAND and _within(introduced, c.start))
+        ]
     return _without_overlaps(found)
 
 

@@ -28,7 +28,7 @@ from typing import Any
 # Words and single marks; a word keeps its inner apostrophes ("we're", "didn't").
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]|\n")
 # Marks that end the clause a subject's verb must be found in.
-_CLAUSE_END = frozenset(".!?;:,()[]\n\"“”«»‘’—–|")
+_CLAUSE_END = frozenset('.!?;:,()[]\n"“”«»‘’—–|')
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 # From a retweet or modified-tweet marker on, the text is the retweeted account's.
 _RETWEET = re.compile(r"(?:^|(?<=\W))(?:RT|MT)\b\s*:?\s*@\w+|(?:^|(?<=\s))[\"“]@\w+\s*:")
@@ -287,7 +287,9 @@ class _Reader:
         if word == "going" and self._word(at + 1) == "to":
             following = self._word(at + 2)
             # "we are going to the shelter" is movement; "going to send" is a plan
-            return at if following in {"the", "a", "an", "our", "my", "their", "his", "her"} else None
+            return (
+                at if following in {"the", "a", "an", "our", "my", "their", "his", "her"} else None
+            )
         if _progressive(word) or _past_or_participle(word, g):
             return at
         return None
@@ -371,7 +373,7 @@ def _sentence_start(tokens: Sequence[_Token], index: int) -> bool:
 def _addressee(
     tokens: Sequence[_Token], index: int, reader: _Reader, g: Grammar
 ) -> tuple[int, int] | None:
-    """"... called us", "sent us some help": the writer as the object right after a past
+    """ "... called us", "sent us some help": the writer as the object right after a past
     verb (not negated, not after a modal)."""
     if index < 2 or not _is_word(tokens[index - 1]) or _sentence_start(tokens, index - 1):
         return None  # "Let us help", "Call me": a verb opening its sentence is a request

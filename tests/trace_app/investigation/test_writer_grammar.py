@@ -109,10 +109,16 @@ REPRODUCED_MUST = [
     ("In his own words: the ground shook and we ran out with nothing.", "his own words"),
     ("Here is what the porter told our reporter about the trail.", "Here is what"),
     ("Maya Test's description of the camp is worth reading in full.", "Test's description"),
-    ('A fisherman wrote to our page: "We pulled him out near the pier."', '"We pulled him out near'),
+    (
+        'A fisherman wrote to our page: "We pulled him out near the pier."',
+        '"We pulled him out near',
+    ),
     ('"We admitted him at four and he is talking," a ward nurse says.', '"We admitted him at four'),
     ("The caretaker recalled how the stairs filled with smoke.", "recalled"),
-    ('so scary \u201c@harbour_test: we watched the second wave\u201d', "\u201c@harbour_test: we watched the"),
+    (
+        "so scary \u201c@harbour_test: we watched the second wave\u201d",
+        "\u201c@harbour_test: we watched the",
+    ),
 ]
 
 
@@ -138,7 +144,11 @@ def test_the_writers_own_quotes_and_plain_quotes_are_not_relays(text: str) -> No
     ("text", "words", "kind"),
     [
         ("I just saw the video of the blast from the harbour.", "saw the video", CueKind.RELAY),
-        ("We were watching the live coverage all night.", "watching the live coverage", CueKind.RELAY),
+        (
+            "We were watching the live coverage all night.",
+            "watching the live coverage",
+            CueKind.RELAY,
+        ),
         ("Just found out my aunt is trapped on her roof.", "found out", CueKind.HEARSAY),
     ],
 )
@@ -171,6 +181,8 @@ def test_every_shipped_english_class_is_read() -> None:
 
 
 def test_a_grammar_table_without_a_class_is_refused() -> None:
-    text = 'language = "xx"\n[[cue]]\nkind = "hearsay"\npattern = "x"\n[grammar]\nsubjects = ["i"]\n'
+    text = (
+        'language = "xx"\n[[cue]]\nkind = "hearsay"\npattern = "x"\n[grammar]\nsubjects = ["i"]\n'
+    )
     with pytest.raises(LexiconError, match=r"xx.toml: grammar\.\w+ must be a list"):
         parse_lexicon(text, where="xx.toml")
