@@ -109,10 +109,6 @@ class _Token:
     written: str  # as in the text
 
 
-def text_of(token: _Token) -> str:
-    return token.written
-
-
 def _normal(word: str) -> str:
     return word.lower().replace("’", "'")
 
@@ -349,7 +345,7 @@ def _account_at(
             if verb is not None:
                 return (index, verb)
         return None
-    if word in g.objects and text_of(tokens[index]) != word.upper():
+    if word in g.objects and tokens[index].written != word.upper():
         return _addressee(tokens, index, reader, g)  # "US" in capitals is a country
     if word in g.elided and _sentence_start(tokens, index):
         verb = reader.predicate(index + 1, "be")
