@@ -70,6 +70,7 @@ class Grammar:
     not_past: frozenset[str]
     irregular: frozenset[str]
     superlatives: frozenset[str]
+    determiners: frozenset[str]
     prepositions: frozenset[str]
     elided: frozenset[str]
 
@@ -350,7 +351,19 @@ def _account_at(
     if word in g.elided and _sentence_start(tokens, index):
         verb = reader.predicate(index + 1, "be")
         return None if verb is None else (index, verb)  # "Was stranded there for hours."
+    if word in g.perception and _sentence_start(tokens, _first_adverb(tokens, index, g)):
+        # "Just felt that one.", "Heard a loud bang.": a sense verb with its object
+        following = tokens[index + 1].word if index + 1 < len(tokens) else ""
+        if following in g.determiners:
+            return (_first_adverb(tokens, index, g), index)
     return None
+
+
+def _first_adverb(tokens: Sequence[_Token], index: int, g: Grammar) -> int:
+    """Where the adverbs right before ``index`` begin ("just" in "just felt")."""
+    while index > 0 and tokens[index - 1].word in g.adverbs:
+        index -= 1
+    return index
 
 
 def _after_superlative(tokens: Sequence[_Token], index: int, g: Grammar) -> bool:
@@ -363,7 +376,13 @@ def _after_superlative(tokens: Sequence[_Token], index: int, g: Grammar) -> bool
 
 
 def _sentence_start(tokens: Sequence[_Token], index: int) -> bool:
-    return index == 0 or tokens[index - 1].word in {".", "!", "\n", ":", ";", "-", "…"}
+    """At the start of the text, after a sentence mark, or after the hashtags and
+    mentions that open a tweet ("#quake Just felt it"; not "@sheriff was found")."""
+    if index == 0 or tokens[index - 1].word in {".", "!", "\n", ":", ";", "-", "…"}:
+        return True
+    while index >= 2 and tokens[index - 2].word in {"#", "@"} and _is_word(tokens[index - 1]):
+        index -= 2
+    return index == 0
 
 
 def _addressee(

@@ -56,6 +56,9 @@ FIRST_HAND_MUST = [
     # "did" for emphasis, and two writers joined
     ("I did take these photos from our balcony.", "I did take"),
     ("My colleague and I walked her to the tent.", "I walked"),
+    # a tweet that leaves out "I" before a sense verb and its object
+    ("Just felt a strong jolt here, the shelves fell.", "Just felt"),
+    ("#quake_test Heard a loud bang near the plant.", "Heard"),
 ]
 
 # No first-hand cue: hopes, prayers, opinions, plans, negations, questions, stances,
@@ -90,6 +93,8 @@ FIRST_HAND_MUST_NOT = [
     "Pray for the families in the flooded towns.",
     "Let us all help the people of the valley.",
     "I just donated ten dollars to the relief fund.",
+    "Felt across the region, the quake damaged three bridges.",
+    "Flood update from #county_test: the missing man was found alive by @sheriff_test.",
 ]
 
 
