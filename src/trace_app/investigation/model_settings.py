@@ -13,7 +13,7 @@
 - ``TRACE_MODEL_API_KEY``: a key for another server (optional; sent only when set).
 - ``TRACE_LIVE_PASSPHRASE``: typed for each live check; unset means live checks are off.
   ``trace demo`` generates one instead and passes it to ``create_app`` in these settings.
-- ``TRACE_PROMPT_VERSION``: ``report-lineage-v5`` (default) or ``report-lineage-v4``.
+- ``TRACE_PROMPT_VERSION``: ``report-lineage-v4`` (default) or ``report-lineage-v5``.
 - ``TRACE_MODEL_AUDIT_LOG``: a file path; when set, every model exchange is appended to it
   as JSONL through modelgate's recorder (request bodies with secrets removed).
 
@@ -54,7 +54,7 @@ CONFIGURING_VARIABLES = (NVIDIA_KEY_ENV, "TRACE_MODEL", "TRACE_MODEL_BASE_URL")
 # The shipped prompt versions (src/trace_app/prompts/) and the default, chosen by the
 # `trace eval` figures in docs/evaluation.md.
 PROMPT_VERSIONS = ("report-lineage-v4", "report-lineage-v5")
-PROMPT_VERSION = "report-lineage-v5"
+PROMPT_VERSION = "report-lineage-v4"
 PROMPT_VERSION_ENV = "TRACE_PROMPT_VERSION"
 TEMPERATURE = 0.0
 MAX_OUTPUT_TOKENS = 96
