@@ -204,7 +204,7 @@ def find_cues(text: str, lexicons: Sequence[Lexicon] | None = None) -> tuple[Cue
     found: list[Cue] = []
     for lexicon in shipped_lexicons() if lexicons is None else lexicons:
         if lexicon.grammar is not None:
-            found += _grammar_cues(text, lexicon.grammar, lexicon.language)
+            found += _grammar_cues(text, lexicon.grammar, lexicon.language, borrowed)
         for pattern in lexicon.patterns:
             for match in pattern.regex.finditer(text if pattern.exact else lowered):
                 start, end = match.span()
@@ -250,8 +250,10 @@ def _introduced_passages(text: str, cues: Sequence[Cue]) -> list[tuple[int, int]
     return spans
 
 
-def _grammar_cues(text: str, grammar: Grammar, language: str) -> list[Cue]:
-    spans = [(CueKind.FIRST_HAND, span) for span in first_hand_spans(text, grammar)]
+def _grammar_cues(
+    text: str, grammar: Grammar, language: str, borrowed: Sequence[tuple[int, int]]
+) -> list[Cue]:
+    spans = [(CueKind.FIRST_HAND, span) for span in first_hand_spans(text, grammar, borrowed)]
     spans += [(CueKind.RELAY, span) for span in reproduced_accounts(text, grammar)]
     return [Cue(s, e, kind, text[s:e], language) for kind, (s, e) in spans]
 

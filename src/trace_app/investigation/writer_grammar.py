@@ -300,11 +300,14 @@ def _subject_auxiliary(word: str, g: Grammar) -> tuple[bool, str | None]:
     return False, None
 
 
-def first_hand_spans(text: str, grammar: Grammar) -> list[Span]:
+def first_hand_spans(
+    text: str, grammar: Grammar, borrowed: Sequence[Span] | None = None
+) -> list[Span]:
     """Spans from the writer (as subject or addressee) to the word that makes the clause
-    an account, in the writer's own parts of ``text`` and outside questions."""
+    an account, in the writer's own parts of ``text`` (``borrowed``: the other parts, when
+    already known) and outside questions."""
     tokens = _tokens(text)
-    skipped = borrowed_spans(text) + [
+    skipped = list(borrowed_spans(text) if borrowed is None else borrowed) + [
         m.span() for m in _SENTENCE.finditer(text) if m.group().rstrip().endswith("?")
     ]
     reader = _Reader(tokens, grammar)
