@@ -38,8 +38,8 @@ _QUOTE_PAIRS = {'"': '"', "“": "”", "«": "»", "„": "“"}
 _SINGLE_OPEN = re.compile(r"(?:^|(?<=[\s(\[]))‘")
 # A verb form of at least this many letters may be read as "-ed" past or "-ing".
 _MIN_SUFFIXED = 4
-# How many tokens back an addressee ("us") may look for its verb.
-_ADDRESSEE_REACH = 4
+# How many words "our" + the writer's group may span ("our teams on the ground").
+_GROUP_REACH = 5
 
 
 class GrammarError(ValueError):
@@ -339,7 +339,7 @@ def _account_at(
             before = tokens[index - 1].word
             if before in g.prepositions or _past_or_participle(before, g) or reader.negated(before):
                 return None  # "one of our volunteers", "phoned our desk": not the subject
-        for size in (1, 2):
+        for size in range(1, _GROUP_REACH + 1):
             noun_at = index + size
             if noun_at >= len(tokens) or not _is_word(tokens[noun_at]):
                 return None

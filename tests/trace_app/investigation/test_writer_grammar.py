@@ -47,6 +47,10 @@ FIRST_HAND_MUST = [
     # the writer's group, by "our"
     ("Our crew got everyone down the back stairs.", "Our crew got"),
     ("Our night nurse admitted him at four.", "Our night nurse admitted"),
+    (
+        "Our teams on the ground have distributed 500 kits.",
+        "Our teams on the ground have distributed",
+    ),
     # the writer as addressee of a past verb
     ("A shopkeeper waved us down at the footbridge.", "waved us"),
     ("The caretaker called us about smoke on the third floor.", "called us"),
@@ -79,6 +83,7 @@ FIRST_HAND_MUST_NOT = [
     "We are with you, stay strong.",
     "Our thoughts are with the families of the miners.",
     "Our city was hit hard by the storm.",
+    "Our relatives in the valley lost their house.",
     "This is the worst flood I have ever seen.",
     "We need more helicopters in the eastern villages.",
     "I feel so sorry for the people there.",
