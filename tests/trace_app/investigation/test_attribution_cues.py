@@ -70,6 +70,11 @@ RELAY_MUST_NOT = [
     "Nobody there has reported back to us yet.",
     # the noun, not the verb
     "I am writing this report from the school shelter.",
+    # headings of the writer's own field update
+    "Situation report 3. We distributed tarps to 60 families.",
+    "Shift report, ward B: we received eleven patients.",
+    "Update from the field, day 2: we reached the school at noon.",
+    "Message from our team in the hills: we arrived this morning.",
 ]
 
 
