@@ -106,6 +106,9 @@ HEARSAY_MUST_NOT = [
     "I registered Asha Test, 24, at desk 3 and saw her walk to tent 9.",
     "Our nurse confirmed the dressing is clean; the patient is stable.",
     "We saw her leave with her brother at 08:10.",
+    # not negated: the writer did see and reach them
+    "We have reached 1,200 households so far.",
+    "I have seen children with untreated wounds at the camp.",
 ]
 
 
