@@ -243,8 +243,9 @@ class _Reader:
                 continue
             if word in g.have:
                 following = self._word(self._skip_adverbs(at + 1)) or ""
-                if word == "had" and following not in {"", "to", "been"}:
-                    # "we had no water" is negated; "we had a shake" is an experience
+                if word == "had" and following not in {"", "been"}:
+                    # "we had to climb onto the roof" and "we had a shake" happened;
+                    # "we had no water" is negated
                     if not _past_or_participle(following, g):
                         return None if self.negated(following) else at
                 auxiliary = "have"
@@ -354,12 +355,31 @@ def _account_at(
     if word in g.elided and _sentence_start(tokens, index):
         verb = reader.predicate(index + 1, "be")
         return None if verb is None else (index, verb)  # "Was stranded there for hours."
-    if word in g.perception and _sentence_start(tokens, _first_adverb(tokens, index, g)):
+    if (
+        _past_or_participle(word, g)
+        and word not in g.be | g.have | g.hedges
+        and _sentence_start(tokens, _first_adverb(tokens, index, g))
+        and _after_heading(tokens, _first_adverb(tokens, index, g))
+        and index + 1 < len(tokens)
+        and (tokens[index + 1].word in g.determiners or tokens[index + 1].word.isdigit())
+    ):
+        # a log line after its heading: "Rescue log, day 5: pulled two survivors out"
+        return (_first_adverb(tokens, index, g), index)
+    if (
+        word in g.perception
+        and _past_or_participle(word, g)  # "See the photos" is a request
+        and _sentence_start(tokens, _first_adverb(tokens, index, g))
+    ):
         # "Just felt that one.", "Heard a loud bang.": a sense verb with its object
         following = tokens[index + 1].word if index + 1 < len(tokens) else ""
         if following in g.determiners:
             return (_first_adverb(tokens, index, g), index)
     return None
+
+
+def _after_heading(tokens: Sequence[_Token], index: int) -> bool:
+    """Whether the sentence at ``index`` follows a colon or opens a line (a log entry)."""
+    return index == 0 or tokens[index - 1].word in {":", "\n"}
 
 
 def _first_adverb(tokens: Sequence[_Token], index: int, g: Grammar) -> int:

@@ -63,6 +63,9 @@ FIRST_HAND_MUST = [
     # a tweet that leaves out "I" before a sense verb and its object
     ("Just felt a strong jolt here, the shelves fell.", "Just felt"),
     ("#quake_test Heard a loud bang near the plant.", "Heard"),
+    # a log entry after its heading, and a past obligation that was carried out
+    ("Rescue log, day 5: pulled two survivors from the rubble at 11:40.", "pulled"),
+    ("The water rose so fast that we had to climb onto the roof.", "we had"),
 ]
 
 # No first-hand cue: hopes, prayers, opinions, plans, negations, questions, stances,
@@ -99,6 +102,8 @@ FIRST_HAND_MUST_NOT = [
     "Let us all help the people of the valley.",
     "I just donated ten dollars to the relief fund.",
     "Felt across the region, the quake damaged three bridges.",
+    "See the latest photos of the flood on our site.",
+    "We have to find a way to help them.",
     "Flood update from #county_test: the missing man was found alive by @sheriff_test.",
 ]
 
@@ -125,6 +130,7 @@ REPRODUCED_MUST = [
     ),
     ('"We admitted him at four and he is talking," a ward nurse says.', '"We admitted him at four'),
     ("The caretaker recalled how the stairs filled with smoke.", "recalled"),
+    ("The following is an account by a rescue worker: we reached the site at four.", "account by"),
     (
         "so scary \u201c@harbour_test: we watched the second wave\u201d",
         "\u201c@harbour_test: we watched the",
