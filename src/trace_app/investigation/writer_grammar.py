@@ -270,7 +270,9 @@ class _Reader:
         if word is None or word not in self.g.perception:
             return False
         following = self._word(at + 1)
-        return following is None or following not in self.g.not_perceived
+        if following is None:
+            return True
+        return following not in self.g.not_perceived and not self.negated(following)
 
     def _after_be(self, at: int) -> int | None:
         g = self.g
