@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import json
+import random
 import secrets
 import statistics
 import tempfile
@@ -44,7 +45,6 @@ from trace_app.domain.publish import PersonInput, PublishReportInput, publish_re
 from trace_app.investigation.answers import NO_SOURCE, Attribution
 from trace_app.investigation.evidence import MAX_TEXT_CHARACTERS
 from trace_app.investigation.model_settings import ModelSettings
-from trace_app.investigation.requests import PROMPT_VERSION
 from trace_app.investigation.service import InvestigationService
 from trace_app.investigation.vocabulary import Status
 from trace_app.store.db import Database, make_engine, migrate
@@ -195,6 +195,15 @@ def load_crisislex(paths: Sequence[Path]) -> tuple[list[EvalCase], dict[str, int
                     )
                 )
     return cases, dict(sorted(skipped.items()))
+
+
+def sample_cases(cases: Sequence[EvalCase], others: int, seed: int) -> list[EvalCase]:
+    """Every DIRECT case and ``others`` of the rest drawn at random with ``seed`` (all of
+    them when there are fewer), in their original order: a shorter run that keeps every
+    first-hand case for recall and a random share of the rest for misleading outcomes."""
+    rest = [i for i, case in enumerate(cases) if case.label != Attribution.DIRECT]
+    drawn = set(random.Random(seed).sample(rest, min(others, len(rest))))
+    return [c for i, c in enumerate(cases) if c.label == Attribution.DIRECT or i in drawn]
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,7 +484,7 @@ async def run_evaluation(
     return EvalReport(
         model=model.model,
         base_url=model.base_url,
-        prompt_version=PROMPT_VERSION,
+        prompt_version=model.prompt_version,
         started_at=started,
         outcomes=tuple(outcomes),
         ledger_requests=requests,

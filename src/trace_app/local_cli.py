@@ -100,6 +100,19 @@ def eval_command(
         help="Also print the figures as they would be without the evidence rule "
         "(for comparison only; the app has no such switch).",
     ),
+    sample: int | None = typer.Option(
+        None,
+        "--sample",
+        help="Keep every DIRECT case and draw this many of the others at random "
+        "(with --seed): a shorter run.",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Random seed for --sample."),
+    prompt_version: str | None = typer.Option(
+        None,
+        "--prompt-version",
+        help="report-lineage-v4 or report-lineage-v5 (default: TRACE_PROMPT_VERSION, "
+        "else the shipped default).",
+    ),
 ) -> None:
     """Run a labelled set through the real investigation with the configured model.
 
@@ -115,10 +128,15 @@ def eval_command(
         load_crisislex,
         render_text,
         run_evaluation,
+        sample_cases,
         write_json,
     )
+    from trace_app.investigation.model_settings import PROMPT_VERSIONS
     from trace_app.local_model import model_for_commands
 
+    if prompt_version is not None and prompt_version not in PROMPT_VERSIONS:
+        typer.echo(f"error: --prompt-version must be one of {', '.join(PROMPT_VERSIONS)}", err=True)
+        raise typer.Exit(2)
     csv_files = [f for f in files if f.suffix.lower() == ".csv"]
     if csv_files and not crisislex:
         typer.echo("error: .csv files are read only with --crisislex (CrisisLexT26)", err=True)
@@ -130,6 +148,9 @@ def eval_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     loaded += tweets
+    if sample is not None:
+        loaded = sample_cases(loaded, sample, seed)
+        typer.echo(f"sample: every DIRECT case and {sample} others drawn with seed {seed}")
     if skipped:
         typer.echo(f"CrisisLexT26: {len(tweets)} tweets kept, skipped {skipped}")
     total = len(loaded)
@@ -151,10 +172,13 @@ def eval_command(
     settings.ensure_home()
     try:
         with model_for_commands(configured, log_dir=settings.home) as choice:
-            typer.echo(f"Evaluating {total} cases with {choice.description}")
-            report = asyncio.run(
-                run_evaluation(loaded, choice.settings, skipped=skipped, progress=show)
+            model = choice.settings
+            if prompt_version is not None:
+                model = dataclasses.replace(model, prompt_version=prompt_version)
+            typer.echo(
+                f"Evaluating {total} cases with {choice.description}, prompt {model.prompt_version}"
             )
+            report = asyncio.run(run_evaluation(loaded, model, skipped=skipped, progress=show))
     except NotConfigured as exc:
         fail(str(exc))
     typer.echo("")

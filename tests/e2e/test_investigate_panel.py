@@ -19,6 +19,7 @@ import pytest
 from e2e_support import PAGE_ACCOUNT, LiveServer, running_server
 
 from modelgate.testing import StubChatServer, StubResponse
+from trace_app.investigation.model_settings import PROMPT_VERSION
 
 PASSPHRASE = "panel passphrase 4 tests"
 NEMOTRON = "nvidia/nemotron-3.5-lightning-30b-a3b"
@@ -98,7 +99,7 @@ def test_live_check_then_refresh_shows_the_saved_result_without_a_call(
     assert card.get_attribute("data-mode") == "LIVE"
     assert "'They say'" in card.inner_text()  # the reason quotes the cue
     text = card.text_content() or ""  # the technical details are folded
-    assert NEMOTRON in text and "report-lineage-v4" in text
+    assert NEMOTRON in text and PROMPT_VERSION in text
     assert "reported by the provider" in text and "11 prompt + 7 completion" in text
     assert "Duty officer's log" in card.locator("figure.citation").inner_text()
     assert server.stub.count == 1

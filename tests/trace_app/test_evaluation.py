@@ -20,6 +20,7 @@ from trace_app.evaluation import (
     parse_case,
     render_text,
     run_evaluation,
+    sample_cases,
     write_json,
 )
 from trace_app.investigation.model_settings import ModelSettings
@@ -50,6 +51,23 @@ def test_shipped_dev_set_loads_and_covers_every_label_and_injections() -> None:
     assert sum(c.id.startswith("injection") for c in cases) >= 3
     for case in cases:  # a named source is on the menu only when it appears verbatim
         assert all(name in case.text for name in case.named_sources), case.id
+
+
+def test_the_dev_set_holds_the_kinds_issue_25_names() -> None:
+    ids = {c.id for c in load_cases(DEV_SET)}
+    for kind in ("reproduced", "in-his-words", "quotes-witness", "retweet", "hope", "opinion"):
+        assert any(kind in case_id for case_id in ids), kind
+
+
+def test_a_sample_keeps_every_direct_case_and_draws_the_others_by_seed() -> None:
+    cases = load_cases(DEV_SET)
+    direct = [c for c in cases if c.label == "DIRECT"]
+    first = sample_cases(cases, 5, seed=1)
+    assert [c for c in first if c.label == "DIRECT"] == direct
+    assert len(first) == len(direct) + 5
+    assert first == sample_cases(cases, 5, seed=1)  # the same seed, the same draw
+    assert {c.id for c in first} != {c.id for c in sample_cases(cases, 5, seed=2)}
+    assert sample_cases(cases, 10_000, seed=1) == cases  # all of them, in order
 
 
 @pytest.mark.parametrize(

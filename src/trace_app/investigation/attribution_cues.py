@@ -10,8 +10,13 @@ the matched words:
   ("sources say", "reportedly", "not confirmed", "we have not seen her");
 - ``instruction``: text addressed to the model or trying to set its answer ("ignore prior
   rules", "answer DIRECT", "System:"). It stays data; the decision rules see it;
-- ``first_hand``: the writer perceived or did something themselves ("I registered",
-  "we treated", "in person").
+- ``first_hand``: the writer perceived or did something themselves, found by grammar in
+  the writer's own parts of the text (``writer_grammar``: "we reached the mill", "I am at
+  the school", "they called us"), or said outright ("in person").
+
+A quoted passage in the first person that the writer does not introduce as their own
+words is a reproduced account, a ``relay`` cue; first-hand phrases inside quoted speech
+or a retweeted part do not count.
 
 The cue words live in one data file per language, ``cues/<language>.toml`` (see its
 header for the format), so a language is added without code. :data:`LANGUAGES` lists the
@@ -30,12 +35,21 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from trace_app.investigation.writer_grammar import (
+    Grammar,
+    GrammarError,
+    borrowed_spans,
+    first_hand_spans,
+    reproduced_accounts,
+)
+
 LEXICON_PACKAGE = "trace_app.investigation"
 LEXICON_FOLDER = "cues"
 # A reporting verb is checked against the words before it in its own clause, at most
 # this many characters back; a clause ends at these punctuation marks or a line break.
 CLAUSE_LOOKBACK = 60
 _CLAUSE_END = re.compile(r"[.;:!?,()\[\]\n\"“”]")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _WORD = re.compile(r"[\w'’-]+")
 _LAST_WORD = re.compile(r"([\w'’-]+)\s+$")
 
@@ -111,6 +125,7 @@ class Lexicon:
     patterns: tuple[_Pattern, ...]
     first_person: frozenset[str]
     negations: frozenset[str]
+    grammar: Grammar | None = None
 
 
 class LexiconError(ValueError):
@@ -152,11 +167,16 @@ def parse_lexicon(text: str, *, where: str) -> Lexicon:
         )
     if not patterns:
         raise LexiconError(f"{where}: no cues")
+    try:
+        grammar = Grammar.from_table(data["grammar"], where=where) if "grammar" in data else None
+    except GrammarError as error:
+        raise LexiconError(str(error)) from None
     return Lexicon(
         language=language,
         patterns=tuple(patterns),
         first_person=frozenset(w.lower() for w in data.get("first_person", [])),
         negations=frozenset(w.lower() for w in data.get("negations", [])),
+        grammar=grammar,
     )
 
 
@@ -180,8 +200,11 @@ def find_cues(text: str, lexicons: Sequence[Lexicon] | None = None) -> tuple[Cue
     overlapping words, the longer (then the earlier) span is kept.
     """
     lowered = _lower_keeping_offsets(text)
+    borrowed = borrowed_spans(text)
     found: list[Cue] = []
     for lexicon in shipped_lexicons() if lexicons is None else lexicons:
+        if lexicon.grammar is not None:
+            found += _grammar_cues(text, lexicon.grammar, lexicon.language, borrowed)
         for pattern in lexicon.patterns:
             for match in pattern.regex.finditer(text if pattern.exact else lowered):
                 start, end = match.span()
@@ -196,8 +219,47 @@ def find_cues(text: str, lexicons: Sequence[Lexicon] | None = None) -> tuple[Cue
                     continue
                 if pattern.negatable and _negated(lowered, start, lexicon):
                     continue
+                if pattern.kind is CueKind.FIRST_HAND and _within(borrowed, start):
+                    continue  # a first-hand phrase in someone else's words
                 found.append(Cue(start, end, pattern.kind, text[start:end], lexicon.language))
+    introduced = _introduced_passages(text, found)
+    if introduced:
+        found = [
+            c for c in found if not (c.kind is CueKind.FIRST_HAND and _within(introduced, c.start))
+        ]
     return _without_overlaps(found)
+
+
+_PARAGRAPH_END = re.compile(r"\n\s*\n")
+
+
+def _introduced_passages(text: str, cues: Sequence[Cue]) -> list[tuple[int, int]]:
+    """What follows a relay cue and a colon in the same sentence ("Below is her account
+    of the night: we climbed ..."): someone else's words, to the end of the paragraph."""
+    spans = []
+    for cue in cues:
+        if cue.kind is not CueKind.RELAY:
+            continue
+        sentence_end = _SENTENCE_END.search(text, cue.end)
+        limit = sentence_end.start() if sentence_end else len(text)
+        colon = text.find(":", cue.end, limit)
+        if colon == -1:
+            continue
+        paragraph = _PARAGRAPH_END.search(text, colon)
+        spans.append((colon, paragraph.start() if paragraph else len(text)))
+    return spans
+
+
+def _grammar_cues(
+    text: str, grammar: Grammar, language: str, borrowed: Sequence[tuple[int, int]]
+) -> list[Cue]:
+    spans = [(CueKind.FIRST_HAND, span) for span in first_hand_spans(text, grammar, borrowed)]
+    spans += [(CueKind.RELAY, span) for span in reproduced_accounts(text, grammar)]
+    return [Cue(s, e, kind, text[s:e], language) for kind, (s, e) in spans]
+
+
+def _within(spans: Sequence[tuple[int, int]], offset: int) -> bool:
+    return any(start <= offset < end for start, end in spans)
 
 
 def _lower_keeping_offsets(text: str) -> str:

@@ -13,6 +13,7 @@
 - ``TRACE_MODEL_API_KEY``: a key for another server (optional; sent only when set).
 - ``TRACE_LIVE_PASSPHRASE``: typed for each live check; unset means live checks are off.
   ``trace demo`` generates one instead and passes it to ``create_app`` in these settings.
+- ``TRACE_PROMPT_VERSION``: ``report-lineage-v4`` (default) or ``report-lineage-v5``.
 - ``TRACE_MODEL_AUDIT_LOG``: a file path; when set, every model exchange is appended to it
   as JSONL through modelgate's recorder (request bodies with secrets removed).
 
@@ -50,6 +51,11 @@ PASSPHRASE_ENV = "TRACE_LIVE_PASSPHRASE"  # noqa: S105 (a variable name)
 AUDIT_LOG_ENV = "TRACE_MODEL_AUDIT_LOG"
 CONFIGURING_VARIABLES = (NVIDIA_KEY_ENV, "TRACE_MODEL", "TRACE_MODEL_BASE_URL")
 
+# The shipped prompt versions (src/trace_app/prompts/) and the default, chosen by the
+# `trace eval` figures in docs/evaluation.md.
+PROMPT_VERSIONS = ("report-lineage-v4", "report-lineage-v5")
+PROMPT_VERSION = "report-lineage-v4"
+PROMPT_VERSION_ENV = "TRACE_PROMPT_VERSION"
 TEMPERATURE = 0.0
 MAX_OUTPUT_TOKENS = 96
 CALL_TIMEOUT_S = 45.0
@@ -79,6 +85,7 @@ class ModelSettings:
     audit_log: Path | None = None
     # whether the environment names a model (False: only the defaults; see the module doc)
     configured: bool = True
+    prompt_version: str = PROMPT_VERSION
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ModelSettings:
@@ -107,6 +114,12 @@ class ModelSettings:
             key_env = OTHER_KEY_ENV if env.get(OTHER_KEY_ENV, "").strip() else ""
         passphrase = env.get(PASSPHRASE_ENV, "") or None
         audit = env.get(AUDIT_LOG_ENV, "").strip()
+        prompt_version = env.get(PROMPT_VERSION_ENV, "").strip() or PROMPT_VERSION
+        if prompt_version not in PROMPT_VERSIONS:
+            raise ModelSettingsError(
+                f"TRACE_PROMPT_VERSION must be one of {', '.join(PROMPT_VERSIONS)}, "
+                f"not {prompt_version!r}"
+            )
         return cls(
             adapter=adapter,
             model=model,
@@ -116,6 +129,7 @@ class ModelSettings:
             passphrase=passphrase,
             audit_log=Path(audit) if audit else None,
             configured=any(env.get(name, "").strip() for name in CONFIGURING_VARIABLES),
+            prompt_version=prompt_version,
         )
 
     def for_local_server(self, model: str, base_url: str) -> ModelSettings:

@@ -46,8 +46,8 @@ from trace_app.investigation.attribution_cues import find_cues
 from trace_app.investigation.content_fingerprint import content_fingerprint
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.menu import build_menu
+from trace_app.investigation.model_settings import PROMPT_VERSION
 from trace_app.investigation.outcome import Citation, InvestigationResult, UsageTotals
-from trace_app.investigation.requests import PROMPT_VERSION
 from trace_app.investigation.vocabulary import Mode, Status
 from trace_app.settings import RECORDED_INVESTIGATIONS_ENV as PATH_ENV
 from trace_app.store.models import Incident, InvestigationRun

@@ -1,4 +1,8 @@
-"""The two model requests of an investigation, built from the v4 prompt files.
+"""The two model requests of an investigation, built from the shipped prompt files.
+
+Two prompt versions ship (:data:`PROMPT_VERSIONS`): ``report-lineage-v4`` and
+``report-lineage-v5`` (short contrasting examples for small models). Both ask the same
+typed questions; ``TRACE_PROMPT_VERSION`` picks one, :data:`PROMPT_VERSION` by default.
 
 Each prompt file holds the instruction text (label definitions included: they must reach
 the model as text, not as schema decoration), a ``=== user ===`` line, and the user
@@ -29,11 +33,15 @@ from trace_app.investigation.answers import (
 )
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.menu import Menu
-from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS, TEMPERATURE
+from trace_app.investigation.model_settings import (
+    MAX_OUTPUT_TOKENS,
+    PROMPT_VERSION,
+    PROMPT_VERSIONS,
+    TEMPERATURE,
+)
 
-PROMPT_VERSION = "report-lineage-v4"
-ATTRIBUTION_FILE = f"{PROMPT_VERSION}-attribution.txt"
-SUPPORT_FILE = f"{PROMPT_VERSION}-support.txt"
+__all__ = ["PROMPT_VERSION", "PROMPT_VERSIONS", "attribution_request", "support_request"]
+
 USER_MARKER = "=== user ==="
 
 
@@ -56,10 +64,21 @@ def prompt_parts(filename: str) -> tuple[str, string.Template]:
     return system.strip(), string.Template(user.strip("\n"))
 
 
+def prompt_files(prompt_version: str) -> tuple[str, str]:
+    """(attribution file, support file) of a shipped prompt version."""
+    if prompt_version not in PROMPT_VERSIONS:
+        raise ValueError(f"unknown prompt version {prompt_version!r}")
+    return f"{prompt_version}-attribution.txt", f"{prompt_version}-support.txt"
+
+
 def _request(
-    filename: str, output_name: str, schema_model: type, values: dict[str, str]
+    prompt_version: str,
+    which: int,
+    output_name: str,
+    schema_model: type,
+    values: dict[str, str],
 ) -> ModelRequest:
-    system, user = prompt_parts(filename)
+    system, user = prompt_parts(prompt_files(prompt_version)[which])
     return ModelRequest(
         messages=(
             Message(role="system", content=system),
@@ -67,17 +86,21 @@ def _request(
         ),
         output_name=output_name,
         output_schema=output_schema(schema_model),
-        prompt_version=PROMPT_VERSION,
+        prompt_version=prompt_version,
         temperature=TEMPERATURE,
         max_output_tokens=MAX_OUTPUT_TOKENS,
     )
 
 
 def attribution_request(
-    report: ReportEvidence, menu: Menu, output_type: type[AttributionResult]
+    report: ReportEvidence,
+    menu: Menu,
+    output_type: type[AttributionResult],
+    prompt_version: str = PROMPT_VERSION,
 ) -> ModelRequest:
     return _request(
-        ATTRIBUTION_FILE,
+        prompt_version,
+        0,
         "AttributionResult",
         output_type,
         {
@@ -88,9 +111,12 @@ def attribution_request(
     )
 
 
-def support_request(report: ReportEvidence, referenced: ReportEvidence) -> ModelRequest:
+def support_request(
+    report: ReportEvidence, referenced: ReportEvidence, prompt_version: str = PROMPT_VERSION
+) -> ModelRequest:
     return _request(
-        SUPPORT_FILE,
+        prompt_version,
+        1,
         "SupportResult",
         SupportResult,
         {

@@ -13,8 +13,9 @@ Every rule lives here, as a pure function of the typed answer and the evidence:
 and then the evidence rule (:func:`apply_evidence_rule`, ``docs/decisions/0060``), which
 reads the attribution cues that code found in the text, never the model:
 
-- COMPLETED stays COMPLETED only when the text holds at least one first-hand cue and no
-  relay, hearsay or instruction cue; otherwise it becomes NEEDS_REVIEW, with a reason
+- COMPLETED stays COMPLETED only when the text holds at least one first-hand cue (the
+  writer's own first-person account, found by grammar) and no relay, hearsay or
+  instruction cue; otherwise it becomes NEEDS_REVIEW, with a reason
   that quotes the cue. The rule only ever lowers COMPLETED: it never raises a status,
   never asks the model and never changes how many calls are made.
 
@@ -43,7 +44,7 @@ from trace_app.investigation.attribution_cues import (
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.vocabulary import Status
 
-RULES_VERSION = "trace-rules-2"
+RULES_VERSION = "trace-rules-3"
 FIRST_HAND_REASON = "The report reads as first-hand."
 # What lowered a COMPLETED: a cue kind, or this when the text shows no first-hand account.
 NO_FIRST_HAND = "no_first_hand"
@@ -147,9 +148,9 @@ def apply_evidence_rule(decision: Decision, cues: Sequence[Cue]) -> Decision:
     if not first_hand_cues(cues):
         return Conclude(
             Status.NEEDS_REVIEW,
-            "The model called the report first-hand, but the text shows no first-person "
-            "account (such as 'I registered' or 'our team treated'), so a person should "
-            "decide where the information came from.",
+            "The model called the report first-hand, but the writer's own words show no "
+            "first-person account (such as 'we reached the mill' or 'I am at the shelter'), "
+            "so a person should decide where the information came from.",
             lowered_by=(NO_FIRST_HAND,),
         )
     return decision

@@ -53,7 +53,6 @@ from trace_app.investigation.outcome import (
     status_for_error,
 )
 from trace_app.investigation.requests import (
-    PROMPT_VERSION,
     attribution_request,
     support_request,
 )
@@ -162,7 +161,7 @@ class InvestigationService:
             menu,
             found.named_reports,
             model=self.model.model,
-            prompt_version=PROMPT_VERSION,
+            prompt_version=self.model.prompt_version,
         )
         return Prepared(
             found.incident_id,
@@ -278,7 +277,7 @@ class InvestigationService:
             status=Status.FAILED,
             reason="",
             model=self.model.model,
-            prompt_version=PROMPT_VERSION,
+            prompt_version=self.model.prompt_version,
             fingerprint=prepared.fingerprint,
             evidence=prepared.cues,
             rules_version=RULES_VERSION,
@@ -348,7 +347,9 @@ class InvestigationService:
         base: InvestigationResult,
     ) -> InvestigationResult:
         output_type = attribution_result_type(prepared.menu.names)
-        request = attribution_request(prepared.chosen, prepared.menu, output_type)
+        request = attribution_request(
+            prepared.chosen, prepared.menu, output_type, self.model.prompt_version
+        )
         try:
             labelled = await self._call(gateway, request, output_type, calls)
         except ModelGateError as error:
@@ -382,7 +383,7 @@ class InvestigationService:
                 ),
                 calls,
             )
-        compare = support_request(prepared.chosen, referenced)
+        compare = support_request(prepared.chosen, referenced, self.model.prompt_version)
         try:
             compared = await self._call(gateway, compare, SupportResult, calls)
         except ModelGateError as error:

@@ -45,6 +45,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "TRACE_MODEL_STRUCTURED_OUTPUT",
         "TRACE_MODEL_API_KEY",
         "TRACE_MODEL_AUDIT_LOG",
+        "TRACE_PROMPT_VERSION",
         "DATABASE_URL",
         CAP_ENV,
     ):

@@ -196,7 +196,7 @@ def test_the_shipped_recordings_are_valid_and_match_the_seed(
 def test_the_shipped_recordings_were_made_with_todays_prompt_bytes(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The prompt version stays ``report-lineage-v4`` only while the messages sent for the
+    """A prompt version keeps its name only while the messages sent for the
     recorded reports are byte for byte what was recorded (docs/decisions/0035)."""
     from trace_app.investigation.answers import attribution_result_type
     from trace_app.investigation.requests import attribution_request, support_request

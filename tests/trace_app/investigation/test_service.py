@@ -25,6 +25,7 @@ from trace_app.investigation.model_settings import (
     CALL_TIMEOUT_S,
     MAX_OUTPUT_TOKENS,
     NEMOTRON_MODEL,
+    PROMPT_VERSION,
     ModelSettings,
 )
 from trace_app.investigation.outcome import status_for_error
@@ -291,7 +292,7 @@ async def test_direct_completes_repeats_cached_and_reset_clears_it(harness: Harn
     assert cached.fingerprint == live.fingerprint
     assert len(harness.provider.requests) == 1 and harness.requests_counted() == 1
     [run] = saved_runs(harness.db)
-    assert (run.status, run.mode, run.prompt_version) == ("COMPLETED", "LIVE", "report-lineage-v4")
+    assert (run.status, run.mode, run.prompt_version) == ("COMPLETED", "LIVE", PROMPT_VERSION)
     assert run.usage_source == "estimate" and run.estimated_tokens > 0
 
     ledger_before = harness.ledger_path.read_bytes()
@@ -532,7 +533,7 @@ async def test_requests_carry_temperature_zero_and_96_tokens(harness: Harness) -
         (0.0, 96),
         (0.0, 96),
     ]
-    assert {r.prompt_version for r in harness.provider.requests} == {"report-lineage-v4"}
+    assert {r.prompt_version for r in harness.provider.requests} == {PROMPT_VERSION}
 
 
 async def test_provider_reported_usage_is_kept_with_its_source(harness: Harness) -> None:
@@ -620,7 +621,7 @@ async def test_audit_log_records_every_exchange_without_secrets(
     assert result.status is Status.NEEDS_REVIEW
     exchanges = load_exchanges(audit)
     assert [e.output_name for e in exchanges] == ["AttributionResult", "SupportResult"]
-    assert all(e.outcome == "ok" and e.prompt_version == "report-lineage-v4" for e in exchanges)
+    assert all(e.outcome == "ok" and e.prompt_version == PROMPT_VERSION for e in exchanges)
     text = audit.read_text()
     assert PASSPHRASE not in text and KEY not in text
     assert JsonFileLedger(settings.ledger_path).snapshot().requests == 2
