@@ -4,6 +4,7 @@ and PostgreSQL through DATABASE_URL), with clear refusals."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -49,3 +50,17 @@ def test_same_name_in_another_case_is_refused(configured: str) -> None:
     again = runner.invoke(cli, ["incident", "create", "QUAKE"])
     assert again.exit_code == 2 and "already exists" in again.output
     assert len(runner.invoke(cli, ["incident", "list"]).output.strip().splitlines()) == 1
+
+
+def test_a_name_differing_only_in_non_ascii_case_is_refused(database: Any) -> None:
+    """SQLite's lower() folds only ASCII: the check is done on case-folded names in Python,
+    so a second "È" is a clear refusal, not the unique index's error."""
+    from trace_app.domain.audit import Actor
+    from trace_app.domain.errors import InvalidInputError
+    from trace_app.domain.incidents import create_incident
+
+    with database.session() as session:
+        create_incident(session, "Éboulement", actor=Actor.operator("t"))
+    for again in ("Éboulement", "éboulement"):
+        with pytest.raises(InvalidInputError, match="already exists"), database.session() as s:
+            create_incident(s, again, actor=Actor.operator("t"))

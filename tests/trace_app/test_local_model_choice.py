@@ -105,8 +105,12 @@ def test_demo_prints_a_fresh_passphrase_once_and_logs_it_nowhere(
     monkeypatch.setenv("TRACE_HOME", str(tmp_path / "home"))
     served: dict[str, object] = {}
 
-    def fake_run(web_app: Any, host: str, port: int, log_level: str) -> None:
+    def fake_run(
+        web_app: Any, host: str, port: int, log_level: str, proxy_headers: bool = True
+    ) -> None:
         import os
+
+        assert proxy_headers is False  # forwarded headers only from TRACE_TRUSTED_PROXIES
 
         model = web_app.state.investigation.model  # what the app's live checks use
         served.update(host=host, port=port, passphrase=model.passphrase)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from trace_app.domain import audit
@@ -48,10 +48,11 @@ def create_incident(
             f"A description is at most {MAX_DESCRIPTION_CHARACTERS:,} characters, "
             "with no control characters other than line breaks and tabs."
         )
-    taken = session.scalar(
-        select(Incident.id).where(func.lower(Incident.name) == display.lower()).limit(1)
-    )
-    if taken is not None:
+    # compared in Python: SQLite's lower() folds only ASCII letters, so "È" and "è" would
+    # pass a SQL check and then hit the unique index
+    wanted = display.casefold()
+    names = session.scalars(select(Incident.name))
+    if any(name.casefold() == wanted for name in names):
         raise InvalidInputError(f"An incident named {display!r} already exists.")
     incident = Incident(id=new_id("inc"), name=display, description=text, created_at=utc_now())
     session.add(incident)
