@@ -85,29 +85,11 @@ def signed_in(
     organization: str | None = ADMIN_ORGANIZATION,
     incident_id: str | None = None,
     name: str | None = None,
-) -> TestClient:
-    """A client signed in as a new user of ``role`` (not entered: the caller's ``with``
-    runs the app's lifespan)."""
-    global _counter
-    _counter += 1
-    name = name or f"{role}-{_counter}"
-    make_user(app_database(app), name, role, organization, incident_id)
-    client = client_for(app)
-    response = sign_in(client, name)
-    assert response.status_code == 303, response.text
-    return client
-
-
-def signed_in_with(
-    app: FastAPI,
-    role: str = "admin",
-    organization: str | None = ADMIN_ORGANIZATION,
-    incident_id: str | None = None,
-    name: str | None = None,
     **client_options: Any,
 ) -> TestClient:
-    """Like :func:`signed_in`, with the TestClient's own options (``follow_redirects``,
-    ``client=(address, port)``, ``base_url``, ``headers``) for tests that need them."""
+    """A client signed in as a new user of ``role`` (not entered: the caller's ``with``
+    runs the app's lifespan). ``client_options`` go to the TestClient (``follow_redirects``,
+    ``client=(address, port)``, ``base_url``, ``headers``)."""
     global _counter
     _counter += 1
     name = name or f"{role}-{_counter}"
@@ -116,6 +98,10 @@ def signed_in_with(
     response = sign_in(client, name)
     assert response.status_code == 303, response.text
     return client
+
+
+# the name some tests use when they pass client options
+signed_in_with = signed_in
 
 
 def member_of(

@@ -28,7 +28,7 @@ from trace_app.accounts.principal import Principal
 from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.queries import get_incident
 from trace_app.domain.text import SourceNameText
-from trace_app.store.account_models import EVERY_INCIDENT, Membership
+from trace_app.store.account_models import EVERY_INCIDENT, Membership, User
 from trace_app.web.api import IncidentId
 from trace_app.web.auth import Refused, authorize, needs
 from trace_app.web.deps import get_session
@@ -74,6 +74,13 @@ def _granter_role(principal: Principal, incident_id: str) -> Role:
     membership = principal.membership_for(incident_id)
     assert membership is not None  # authorize() passed
     return membership.role
+
+
+def _may_change(principal: Principal, incident_id: str, user: User) -> None:
+    """Refused when ``user``'s membership of this incident is above the granter's role."""
+    held = next((m for m in user.memberships if m.scope == incident_id), None)
+    if held is not None and not may_grant(_granter_role(principal, incident_id), held.role):
+        raise Refused(f"{user.name}'s role here is above yours.")
 
 
 @router.get(
@@ -132,9 +139,7 @@ def set_member(
     try:
         get_incident(session, incident_id)
         user = users.get_user(session, user_name)
-        held = next((m for m in user.memberships if m.scope == incident_id), None)
-        if held is not None and not may_grant(_granter_role(principal, incident_id), held.role):
-            raise Refused(f"{user.name}'s role here is above yours.")
+        _may_change(principal, incident_id, user)
         membership = users.NewMembership(data.role.value, data.organization, incident_id)
         users.set_membership(session, principal.actor, user, membership)
         session.commit()
@@ -168,9 +173,7 @@ def remove_member(
     authorize(principal, Permission.MEMBERS_WRITE, incident_id)
     try:
         user = users.get_user(session, user_name)
-        held = next((m for m in user.memberships if m.scope == incident_id), None)
-        if held is not None and not may_grant(_granter_role(principal, incident_id), held.role):
-            raise Refused(f"{user.name}'s role here is above yours.")
+        _may_change(principal, incident_id, user)
         users.remove_membership(session, principal.actor, user, incident_id)
         session.commit()
     except NotFoundError as exc:
