@@ -44,7 +44,7 @@ from trace_app.investigation.attribution_cues import (
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.vocabulary import Status
 
-RULES_VERSION = "trace-rules-3"
+RULES_VERSION = "trace-rules-4"
 FIRST_HAND_REASON = "The report reads as first-hand."
 # What lowered a COMPLETED: a cue kind, or this when the text shows no first-hand account.
 NO_FIRST_HAND = "no_first_hand"

@@ -73,6 +73,9 @@ class Grammar:
     determiners: frozenset[str]
     prepositions: frozenset[str]
     elided: frozenset[str]
+    here: frozenset[str]
+    here_before: frozenset[str]
+    here_after: frozenset[str]
 
     @classmethod
     def from_table(cls, table: Any, *, where: str) -> Grammar:
@@ -272,6 +275,8 @@ class _Reader:
         following = self._word(at + 1)
         if following is None:
             return True
+        if following == "that" and self._word(at + 2) in {None, "one"}:
+            return True  # "I felt that one", "we heard that!": a demonstrative, not "that ..."
         return following not in self.g.not_perceived and not self.negated(following)
 
     def _after_be(self, at: int) -> int | None:
@@ -354,6 +359,8 @@ def _account_at(
         return None
     if word in g.objects and tokens[index].written != word.upper():
         return _addressee(tokens, index, reader, g)  # "US" in capitals is a country
+    if word in g.here:
+        return _writer_here(tokens, index, g)
     if word in g.elided and _sentence_start(tokens, index):
         verb = reader.predicate(index + 1, "be")
         return None if verb is None else (index, verb)  # "Was stranded there for hours."
@@ -377,6 +384,28 @@ def _account_at(
         if following in g.determiners:
             return (_first_adverb(tokens, index, g), index)
     return None
+
+
+def _writer_here(tokens: Sequence[_Token], index: int, g: Grammar) -> tuple[int, int] | None:
+    """ "The road is gone over here", "no injuries here in the village": "here" as the
+    writer's own place, in a sentence that holds no modal, hedge or stance before it
+    ("I wish I was over here", "thoughts with everyone here in ..."). A negation does not
+    stop it: "no water here in the lower town" is a state the writer is in."""
+    before = tokens[index - 1].word if index > 0 else ""
+    after = tokens[index + 1].word if index + 1 < len(tokens) else ""
+    if before not in g.here_before and after not in g.here_after:
+        return None
+    first = index - 1 if before in g.here_before else index
+    if _sentence_start(tokens, first):
+        return None  # "Here in the valley, the council says ...": a presentative opening
+    at = first - 1
+    while at >= 0 and tokens[at].word not in {".", "!", "?", "\n"}:
+        word = tokens[at].word
+        if word in g.modals | g.hedges | (g.stances - {"a", "an", "the", "all"}):
+            return None
+        at -= 1
+    last = index + 1 if after in g.here_after else index
+    return (first, last)
 
 
 def _after_heading(tokens: Sequence[_Token], index: int) -> bool:

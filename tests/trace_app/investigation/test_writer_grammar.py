@@ -66,6 +66,12 @@ FIRST_HAND_MUST = [
     # a log entry after its heading, and a past obligation that was carried out
     ("Rescue log, day 5: pulled two survivors from the rubble at 11:40.", "pulled"),
     ("The water rose so fast that we had to climb onto the roof.", "we had"),
+    # tweets: a demonstrative after a sense verb, a passive with "got" and no subject,
+    # and "here" as the writer's own place
+    ("Whoa, I felt that one!", "I felt"),
+    ("Got evacuated from the campsite at 3am, all fine.", "Got evacuated"),
+    ("The creek is a river now over here #flood_test", "over here"),
+    ("Lights out and no water here in the lower town since noon.", "here in"),
 ]
 
 # No first-hand cue: hopes, prayers, opinions, plans, negations, questions, stances,
@@ -107,6 +113,14 @@ FIRST_HAND_MUST_NOT = [
     "We have launched an appeal to raise funds for the families.",
     "We have to find a way to help them.",
     "Flood update from #county_test: the missing man was found alive by @sheriff_test.",
+    # "that" opening a clause is hearsay; "here" as a pointer, a wish or a sympathy
+    "I heard that Ravi Test was found near the mill.",
+    "Here in the valley, the council says forty homes are lost.",
+    "Click here for the shelter list.",
+    "Wish I could be over here with my family tonight.",
+    "Our thoughts are with everyone over here.",
+    "Praying for all the people here in the hills.",
+    "Got milk and blankets for the shelter? Drop them at the hall.",
 ]
 
 
