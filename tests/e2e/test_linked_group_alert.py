@@ -78,6 +78,8 @@ def test_link_closes_the_alert_and_the_undo_reopens_it(
         "GET", f"/api/incidents/{incident_id}/people?q=sarita+tamang&limit=100"
     )
     assert [p["id"] for p in people["items"]] == [min(missing["person_id"], safe["person_id"])]
+    [row] = people["items"]
+    assert len(row["claims"]) == 2 and {row["name"], *row["other_names"]} == {DEVANAGARI, LATIN}
 
     # undo: withdraw the decision; the same alert is open again
     link = page.locator(f"#link-{safe['person_id']}")

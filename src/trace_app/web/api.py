@@ -128,7 +128,11 @@ class PersonOut(BaseModel):
     id: str
     name: str
     age: int | None
-    claims: list[ClaimOut]
+    claims: list[ClaimOut] = Field(description="Every claim of the person's linked group.")
+    other_names: list[str] = Field(
+        default_factory=list,
+        description="The names of the other records of its linked group (decided 'same').",
+    )
 
     @classmethod
     def of(cls, person: PersonListing) -> PersonOut:
@@ -147,6 +151,7 @@ class PersonOut(BaseModel):
                 )
                 for c in person.claims
             ],
+            other_names=list(person.other_names),
         )
 
 
