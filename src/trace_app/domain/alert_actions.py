@@ -194,15 +194,16 @@ def reopen_alert(
         "reason": alert.close_reason or "claim",
     }
     if alert.close_reason is not None:
-        for row in _sources(session, alert):
-            if row.close_reason is not None:
-                row.close_reason = None
-                row.close_note = None
-                row.closed_by = None
+        cleared = [row for row in _sources(session, alert) if row.close_reason is not None]
+        for row in cleared:
+            row.close_reason = None
+            row.close_note = None
+            row.closed_by = None
         alert.reopened_by = actor.name
         alert.reopen_note = text
         session.flush()
-        settle_alerts(session, [alert.person_id])
+        # a source may belong to another group by now: settle every group it touched
+        settle_alerts(session, [row.person_id for row in cleared])
         session.flush()
         reopened = alert
     else:
