@@ -1,5 +1,6 @@
 """Alerts close by the written rule (a later safe, admitted or deceased claim), a later
-missing claim opens a new one, and a person can close one with a note. Both backends."""
+missing claim opens a new one, and a person can close one saying what they know, with a
+note. Both backends. (Linked groups and joined sources: test_alert_groups.py.)"""
 
 from __future__ import annotations
 
@@ -11,11 +12,18 @@ from accounts_helpers import TEST_OPERATOR, member_of
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from trace_app.domain import alerts, queries
+from trace_app.domain import alert_actions, alerts, queries
 from trace_app.domain.errors import AlertClosedError, InvalidInputError, NotFoundError
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
 from trace_app.store.db import Database
-from trace_app.store.models import Alert, AlertState, ClaimStatus, Incident, Report
+from trace_app.store.models import (
+    Alert,
+    AlertCloseReason,
+    AlertState,
+    ClaimStatus,
+    Incident,
+    Report,
+)
 from trace_app.store.types import new_id
 
 START = datetime(2026, 7, 15, 8, 0, tzinfo=UTC)
@@ -109,19 +117,22 @@ def test_a_person_closes_an_alert_with_a_note(database: Database) -> None:
     incident_id = make_incident(database)
     publish(database, incident_id, "missing", 0)
     [alert] = all_alerts(database, incident_id)
+    withdrawn = AlertCloseReason.WITHDRAWN
     for bad in ("   ", "closed\x00", "x" * 2001):
         with database.session() as s, pytest.raises(InvalidInputError):
-            alerts.close_alert(s, alert.id, bad, actor=TEST_OPERATOR)
+            alert_actions.close_alert(s, alert.id, withdrawn, bad, actor=TEST_OPERATOR)
     with database.session() as s:
-        alerts.close_alert(s, alert.id, "  Family called: she is home.  ", actor=TEST_OPERATOR)
+        alert_actions.close_alert(
+            s, alert.id, withdrawn, "  The caller took it back.  ", actor=TEST_OPERATOR
+        )
     [closed] = all_alerts(database, incident_id)
-    assert closed.state == AlertState.CLOSED.value
-    assert closed.close_note == "Family called: she is home."
+    assert closed.state == AlertState.CLOSED.value and closed.close_reason == "withdrawn"
+    assert closed.close_note == "The caller took it back."
     assert closed.closed_by_claim_id is None and closed.closed_at is not None
     with database.session() as s, pytest.raises(AlertClosedError):
-        alerts.close_alert(s, alert.id, "again", actor=TEST_OPERATOR)
+        alert_actions.close_alert(s, alert.id, withdrawn, "again", actor=TEST_OPERATOR)
     with database.session() as s, pytest.raises(NotFoundError):
-        alerts.close_alert(s, "alr_unknown", "note", actor=TEST_OPERATOR)
+        alert_actions.close_alert(s, "alr_unknown", withdrawn, "note", actor=TEST_OPERATOR)
 
 
 def test_after_reset_no_open_alert_for_a_person_whose_latest_claim_closes_it(
@@ -174,19 +185,23 @@ def test_api_lists_by_state_and_closes_with_a_note(web: TestClient, incident_id:
     alert = _missing_alert(web, incident_id)
     assert alert["state"] == "open" and alert["closed_at"] is None
     url = f"/api/alerts/{alert['id']}/close"
-    assert web.post(url, json={"note": "  "}).status_code == 422
+    dup = {"reason": "duplicate"}
+    assert web.post(url, json={**dup, "note": "  "}).status_code == 422
     assert web.post(url, json={}).status_code == 422
+    assert web.post(url, json={"note": "no reason given"}).status_code == 422
+    assert web.post(url, json={"reason": "gone", "note": "x"}).status_code == 422
     # a NUL or another control character is refused (PostgreSQL cannot store a NUL)
     for bad in ("closed\x00", "closed\x07 by bell", "x" * 2001):
-        assert web.post(url, json={"note": bad}).status_code == 422, bad
-    closed = web.post(url, json={"note": "Found at the shelter"})
+        assert web.post(url, json={**dup, "note": bad}).status_code == 422, bad
+    closed = web.post(url, json={**dup, "note": "Same as the police report"})
     assert closed.status_code == 200, closed.text
     out = closed.json()
-    assert out["state"] == "closed" and out["close_note"] == "Found at the shelter"
+    assert out["state"] == "closed" and out["close_note"] == "Same as the police report"
+    assert out["close_reason"] == "duplicate"
     assert out["closed_at"] is not None and out["closed_by_claim_id"] is None
-    assert web.post(url, json={"note": "again"}).json()["code"] == "alert_closed"
-    assert web.post(url, json={"note": "again"}).status_code == 409
-    assert web.post("/api/alerts/alr_nope/close", json={"note": "x"}).status_code == 404
+    assert web.post(url, json={**dup, "note": "again"}).json()["code"] == "alert_closed"
+    assert web.post(url, json={**dup, "note": "again"}).status_code == 409
+    assert web.post("/api/alerts/alr_nope/close", json={**dup, "note": "x"}).status_code == 404
     open_ids = {a["id"] for a in web.get(f"/api/incidents/{incident_id}/alerts").json()["items"]}
     closed_page = web.get(f"/api/incidents/{incident_id}/alerts", params={"state": "closed"})
     assert alert["id"] not in open_ids
@@ -214,20 +229,34 @@ def test_api_safe_report_closes_alert_by_rule(web: TestClient, incident_id: str)
     assert mine["closed_by_claim_id"] == safe["claim_id"]
 
 
-def test_people_page_button_closes_with_csrf(web: TestClient, incident_id: str) -> None:
+def test_people_page_close_needs_the_confirmation_page_and_csrf(
+    web: TestClient, incident_id: str
+) -> None:
     alert = _missing_alert(web, incident_id)
     page = web.get(f"/incidents/{incident_id}/people")
-    assert f'action="/alerts/{alert["id"]}/close"' in page.text
+    # the People page links to the confirmation step; it holds no one-tap close form
+    assert f'href="/alerts/{alert["id"]}/close"' in page.text
+    assert f'action="/alerts/{alert["id"]}/close"' not in page.text
+    confirm = web.get(f"/alerts/{alert['id']}/close")
+    assert f'action="/alerts/{alert["id"]}/close"' in confirm.text
+    assert 'name="confirm"' in confirm.text and 'value="found_safe"' in confirm.text
     token = web.cookies.get("trace_csrf")
-    refused = web.post(f"/alerts/{alert['id']}/close", data={"note": "home"})
+    form = {"reason": "withdrawn", "note": "home", "confirm": "yes"}
+    refused = web.post(f"/alerts/{alert['id']}/close", data=form)
     assert refused.status_code == 403
+    unconfirmed = web.post(
+        f"/alerts/{alert['id']}/close", data={**form, "confirm": "", "csrf_token": token}
+    )
+    assert unconfirmed.status_code == 422 and "Tick the box" in unconfirmed.text
+    still = web.get(f"/api/incidents/{incident_id}/alerts").json()["items"]
+    assert alert["id"] in {a["id"] for a in still}
     done = web.post(
         f"/alerts/{alert['id']}/close",
-        data={"note": "home", "csrf_token": token},
+        data={**form, "csrf_token": token},
         follow_redirects=False,
     )
     assert done.status_code == 303
     after = web.get(done.headers["location"]).text
-    assert 'id="alert-closed"' in after and f'id="alert-{alert["id"]}"' not in after
+    assert 'id="alert-done"' in after and f'id="reopen-{alert["id"]}"' in after
     me = web.get("/api/me").json()["user"]
-    assert f"by {me}: “home”" in after  # the signed-in account, not "a person"
+    assert f"by {me} (withdrawn): “home”" in after  # the signed-in account, not "a person"

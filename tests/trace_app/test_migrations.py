@@ -136,3 +136,56 @@ def test_0006_keeps_people_and_allows_two_with_one_name(db_url: str) -> None:
             )
     finally:
         engine.dispose()
+
+
+def test_0010_fills_linked_groups_from_the_newest_decisions(db_url: str) -> None:
+    from sqlalchemy import text
+
+    engine = make_engine(db_url)
+    try:
+        config = alembic_config()
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0009")
+            conn.execute(
+                text(
+                    "INSERT INTO incidents (id, name, description, created_at) "
+                    "VALUES ('inc_1', 'Old', '', '2026-07-15 08:00:00')"
+                )
+            )
+            for pid in ("per_a", "per_b", "per_c", "per_d"):
+                conn.execute(
+                    text(
+                        "INSERT INTO people (id, incident_id, name, name_key, search_key) "
+                        "VALUES (:p, 'inc_1', :n, :k, :s)"
+                    ),
+                    {"p": pid, "n": pid, "k": pid, "s": pid},
+                )
+            # a-b same; b-c same; c-d same, then undone (different)
+            for n, (a, b, decision, seq) in enumerate(
+                [
+                    ("per_a", "per_b", "same", 1),
+                    ("per_b", "per_c", "same", 1),
+                    ("per_c", "per_d", "same", 1),
+                    ("per_c", "per_d", "different", 2),
+                ]
+            ):
+                conn.execute(
+                    text(
+                        "INSERT INTO person_links (id, incident_id, person_a_id, person_b_id, "
+                        "decided_on_person_id, decision, note, decided_at, sequence, decided_by) "
+                        "VALUES (:id, 'inc_1', :a, :b, :on, :d, 'n', '2026-07-15 08:00:00', :s, '')"
+                    ),
+                    {"id": f"lnk_{n}", "a": a, "b": b, "on": a, "d": decision, "s": seq},
+                )
+        migrate(engine)
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT id, group_id FROM people ORDER BY id")).all()
+        assert [tuple(r) for r in rows] == [
+            ("per_a", "per_a"),
+            ("per_b", "per_a"),
+            ("per_c", "per_a"),
+            ("per_d", None),
+        ]
+    finally:
+        engine.dispose()

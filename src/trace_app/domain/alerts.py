@@ -1,37 +1,41 @@
-"""The one rule for opening and closing alerts, and a person closing one with a note.
+"""The one rule for alerts: one alert per person (a linked group), opened by a missing
+claim, joined by further missing claims, closed by a later safe, admitted or deceased one.
 
-The rule, applied whenever a claim is published (:func:`apply_alert_rule`):
+Each missing claim has one alert row (made when the claim is published). Which rows are
+open, which joined which, and what closed them is **recomputed from the group's claims**
+by :func:`settle_alerts`, the rule, whenever something changes that it depends on: a
+claim published (:mod:`trace_app.domain.publish`), a "same", "different" or "undecided"
+decision (:mod:`trace_app.domain.links`), an alert closed or reopened by hand
+(:mod:`trace_app.domain.alert_actions`). So an undone "same" decision reopens exactly
+what the linking closed: there is no separate reopen code.
 
-- A *missing* claim opens a new alert for its person, even when an earlier alert was
-  closed. If the person already has a closing claim reported *later* than this missing
-  claim (a report published late about an earlier moment), the alert is saved already
-  closed by that claim, so the newest word about the person decides.
-- A *safe*, *admitted* or *deceased* claim closes every open alert of its person raised
-  at or before the time the claim was reported, and records itself
-  (``closed_by_claim_id``) and the time of closing.
-- A *seen* claim changes no alert.
+The rule replays a group's claims in the order they describe (the report's
+``reported_at``, then publication order, then id; the order of
+:func:`trace_app.domain.person_view.current_status`):
 
-"Later" compares the reports' ``reported_at`` times. The rule reads one person's
-:class:`PersonAlerts` (its open alerts and its closing claims), which
-:func:`load_alert_states` reads for many people in two statements, so a batch of
-publications (:func:`trace_app.domain.publish.publish_reports`) applies the same rule
-claim after claim without a query each. Nothing here runs a model; the investigation
-never calls it.
+- a *missing* claim opens the group's alert when none is open; while one is open it
+  *joins* it as another source (``joined_alert_id``; its state mirrors the alert's);
+- a *safe*, *admitted* or *deceased* claim closes the open alert and all its sources
+  (``closed_by_claim_id``, and the time it first closed);
+- a *seen* claim changes no alert;
+- a row a person closed by hand as a duplicate or withdrawn (``close_reason``) stays as
+  they left it and takes no part, until it is reopened.
+
+The result depends only on the group's claims, its records and the hand closes, never on
+the order things were published or decided in (a property test replays them in many
+orders). Nothing here runs a model; the investigation never calls it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from trace_app.domain import audit
-from trace_app.domain.audit import Actor
-from trace_app.domain.errors import AlertClosedError, NotFoundError
-from trace_app.domain.text import clean_note
+from trace_app.domain.groups import group_members
 from trace_app.store.models import Alert, AlertState, Claim, ClaimStatus, Report
 from trace_app.store.types import new_id, utc_now
 
@@ -39,76 +43,19 @@ CLOSING_STATUSES = frozenset({ClaimStatus.SAFE, ClaimStatus.ADMITTED, ClaimStatu
 
 
 @dataclass(frozen=True, slots=True)
-class ClosingClaim:
-    """A safe, admitted or deceased claim, as the rule compares them."""
+class ClaimFact:
+    """What the rule needs of a claim."""
 
+    claim_id: str
+    status: ClaimStatus
     reported_at: datetime
     position: int
-    claim_id: str
 
 
-@dataclass(slots=True)
-class PersonAlerts:
-    """What the rule knows of one person: the open alerts and every closing claim.
-
-    :func:`apply_alert_rule` keeps it up to date as it adds claims and alerts."""
-
-    open_alerts: list[Alert] = field(default_factory=list)
-    closing_claims: list[ClosingClaim] = field(default_factory=list)
-
-
-def load_alert_states(session: Session, person_ids: Iterable[str]) -> dict[str, PersonAlerts]:
-    """Each person's :class:`PersonAlerts` as stored (two statements for all of them); a
-    person with no alert and no closing claim gets an empty state."""
-    ids = sorted(set(person_ids))
-    states = {pid: PersonAlerts() for pid in ids}
-    if not ids:
-        return states
-    for alert in session.scalars(
-        select(Alert)
-        .where(Alert.person_id.in_(ids), Alert.state == AlertState.OPEN.value)
-        .order_by(Alert.position, Alert.id)
-    ):
-        states[alert.person_id].open_alerts.append(alert)
-    rows = session.execute(
-        select(Claim.person_id, Report.reported_at, Claim.position, Claim.id)
-        .join(Report, Report.id == Claim.report_id)
-        .where(
-            Claim.person_id.in_(ids),
-            Claim.status.in_([s.value for s in CLOSING_STATUSES]),
-        )
-    )
-    for person_id, reported_at, position, claim_id in rows:
-        states[person_id].closing_claims.append(ClosingClaim(reported_at, position, claim_id))
-    return states
-
-
-def apply_alert_rule(
-    session: Session,
-    claim: Claim,
-    reported_at: datetime,
-    state: PersonAlerts | None = None,
-) -> Alert | None:
-    """Open or close the person's alerts for a newly added ``claim`` (reported at
-    ``reported_at``); return the alert it opened, if any. ``state`` is the person's
-    :class:`PersonAlerts` (read from the database when not given), updated here for the
-    next claim about the same person. The caller flushes and commits."""
-    if state is None:
-        state = load_alert_states(session, [claim.person_id])[claim.person_id]
-    status = ClaimStatus(claim.status)
-    if status is ClaimStatus.MISSING:
-        alert = _open_alert(claim, reported_at, state)
-        session.add(alert)
-        return alert
-    if status in CLOSING_STATUSES:
-        _close_open_alerts(claim, reported_at, state)
-    return None
-
-
-def _open_alert(claim: Claim, reported_at: datetime, state: PersonAlerts) -> Alert:
-    later = [c for c in state.closing_claims if c.reported_at > reported_at]
-    later_closing = min(later, key=lambda c: (c.reported_at, c.position), default=None)
-    alert = Alert(
+def alert_for_missing_claim(claim: Claim, reported_at: datetime) -> Alert:
+    """The alert row of a newly published missing claim; :func:`settle_alerts` then says
+    whether it opens the group's alert, joins it or is closed at once."""
+    return Alert(
         id=new_id("alr"),
         incident_id=claim.incident_id,
         person_id=claim.person_id,
@@ -117,53 +64,60 @@ def _open_alert(claim: Claim, reported_at: datetime, state: PersonAlerts) -> Ale
         raised_at=reported_at,
         position=claim.position,
     )
-    if later_closing is not None:
-        alert.state = AlertState.CLOSED.value
-        alert.closed_by_claim_id = later_closing.claim_id
-        alert.closed_at = utc_now()
-    else:
-        state.open_alerts.append(alert)
-    return alert
 
 
-def _close_open_alerts(claim: Claim, reported_at: datetime, state: PersonAlerts) -> None:
+def settle_alerts(session: Session, person_ids: Iterable[str]) -> None:
+    """Apply the rule to the groups of ``person_ids``: three statements for all of them
+    (group members, their claims, their alert rows), then the changes in memory. The
+    caller flushes and commits."""
+    groups = group_members(session, list(set(person_ids)))
+    if not groups:
+        return
+    group_of = {pid: key for key, members in groups.items() for pid in members}
+    everyone = sorted(group_of)
+    claims: dict[str, list[ClaimFact]] = {key: [] for key in groups}
+    for claim_id, person_id, status, reported_at, position in session.execute(
+        select(Claim.id, Claim.person_id, Claim.status, Report.reported_at, Claim.position)
+        .join(Report, Report.id == Claim.report_id)
+        .where(Claim.person_id.in_(everyone))
+    ):
+        fact = ClaimFact(claim_id, ClaimStatus(status), reported_at, position)
+        claims[group_of[person_id]].append(fact)
+    rows = {
+        a.claim_id: a for a in session.scalars(select(Alert).where(Alert.person_id.in_(everyone)))
+    }
+    for facts in claims.values():
+        _settle_group(facts, rows)
+
+
+def _settle_group(facts: Sequence[ClaimFact], rows: dict[str, Alert]) -> None:
+    episode: list[Alert] = []  # the open alert (first) and the rows that joined it
+    for fact in sorted(facts, key=lambda c: (c.reported_at, c.position, c.claim_id)):
+        if fact.status is ClaimStatus.MISSING:
+            row = rows.get(fact.claim_id)
+            if row is None or row.close_reason is not None:
+                continue
+            episode.append(row)
+        elif fact.status in CLOSING_STATUSES and episode:
+            _set_episode(episode, fact.claim_id)
+            episode = []
+    if episode:
+        _set_episode(episode, None)
+
+
+def _set_episode(episode: list[Alert], closing_claim_id: str | None) -> None:
+    lead = episode[0]
     now = utc_now()
-    still_open: list[Alert] = []
-    for alert in state.open_alerts:
-        if alert.raised_at <= reported_at:
-            alert.state = AlertState.CLOSED.value
-            alert.closed_by_claim_id = claim.id
-            alert.closed_at = now
-        else:
-            still_open.append(alert)
-    state.open_alerts = still_open
-    state.closing_claims.append(ClosingClaim(reported_at, claim.position, claim.id))
-
-
-def close_alert(session: Session, alert_id: str, note: str, *, actor: Actor) -> Alert:
-    """``actor`` closes an open alert with a note (audited as ``alert.close``). Raises
-    :class:`NotFoundError` for an unknown alert, :class:`AlertClosedError` when it is
-    already closed and :class:`InvalidInputError` for an empty note. The caller commits."""
-    text = clean_note(note, "Write a note that says why the alert is closed.")
-    alert = session.get(Alert, alert_id, with_for_update=True)
-    if alert is None:
-        raise NotFoundError(f"No alert with id {alert_id!r}.")
-    if alert.state != AlertState.OPEN.value:
-        raise AlertClosedError("This alert is already closed.")
-    alert.state = AlertState.CLOSED.value
-    alert.close_note = text
-    alert.closed_at = utc_now()
-    alert.closed_by = actor.name
-    session.flush()
-    audit.record(
-        session,
-        actor,
-        "alert.close",
-        object_type="alert",
-        object_id=alert.id,
-        incident_id=alert.incident_id,
-        touched=[f"person:{alert.person_id}"],
-        before={"state": AlertState.OPEN.value},
-        after={"state": AlertState.CLOSED.value, "note": text},
-    )
-    return alert
+    for row in episode:
+        joined = None if row is lead else lead.id
+        if row.joined_alert_id != joined:
+            row.joined_alert_id = joined
+        if closing_claim_id is None:
+            if row.state != AlertState.OPEN.value:
+                row.state = AlertState.OPEN.value
+                row.closed_by_claim_id = None
+                row.closed_at = None
+        elif row.closed_by_claim_id != closing_claim_id or row.state != AlertState.CLOSED.value:
+            row.state = AlertState.CLOSED.value
+            row.closed_by_claim_id = closing_claim_id
+            row.closed_at = now

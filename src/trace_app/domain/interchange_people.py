@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from trace_app.domain import identity, links, reviews
-from trace_app.store.models import Person, PersonAlternateName, PersonLink
+from trace_app.domain import groups, identity, reviews
+from trace_app.store.models import Person, PersonAlternateName
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +83,14 @@ def first_hand_report_ids(session: Session, report_ids: Sequence[str]) -> set[st
 
 
 def same_person_ids(session: Session, person_ids: Sequence[str]) -> dict[str, list[str]]:
-    """For each person with a decided link, the people decided the same as it (directly
-    or through others, :func:`trace_app.domain.links.same_person_ids`). One statement
-    finds who has any decision; only they are asked."""
+    """For each person in a linked group, the other records of its group (decided the
+    same directly or through others, :mod:`trace_app.domain.groups`): two statements."""
     if not person_ids:
         return {}
-    ids = list(person_ids)
-    linked: set[str] = set()
-    for a, b in session.execute(
-        select(PersonLink.person_a_id, PersonLink.person_b_id).where(
-            or_(PersonLink.person_a_id.in_(ids), PersonLink.person_b_id.in_(ids))
-        )
-    ):
-        linked.update((a, b))
-    return {pid: links.same_person_ids(session, pid) for pid in ids if pid in linked}
+    found: dict[str, list[str]] = {}
+    for members in groups.group_members(session, list(person_ids)).values():
+        for pid in members:
+            if len(members) > 1:
+                found[pid] = [other for other in members if other != pid]
+    wanted = set(person_ids)
+    return {pid: others for pid, others in found.items() if pid in wanted}

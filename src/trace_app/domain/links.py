@@ -8,12 +8,17 @@ earlier one (the highest ``sequence`` of the pair is its *current* decision) and
 history stays:
 
 - ``different``: the pair is no longer offered as a possible duplicate;
-- ``same``: each person's page shows the other's record with it (claims, status); both
-  records stay, nothing is deleted or moved;
+- ``same``: the two records belong to one *linked group* (:mod:`trace_app.domain.groups`),
+  shown to the reader as one person (every name, every claim, one status, one alert);
+  both records stay, nothing is deleted or moved;
 - ``undecided``: withdraws the current decision (only when there is one); the pair is
   offered again if the look-alike rules find it.
 
-Reversing "same" into "different" (or back) is one more decision, never an edit.
+Reversing "same" into "different" (or back) is one more decision, never an edit. After
+every decision the groups of the pair are recomputed from the current decisions
+(:func:`regroup`) and their alerts settled again by the one rule
+(:func:`trace_app.domain.alerts.settle_alerts`): linking closes what a claim on another
+record closes; undoing the link reopens exactly that.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain import audit
+from trace_app.domain.alerts import settle_alerts
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError, NotFoundError
+from trace_app.domain.groups import groups_from_same_pairs, record_ids
 from trace_app.domain.text import clean_note
 from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.store.models import Incident, LinkDecision, Person, PersonLink
@@ -105,6 +112,9 @@ def decide_link(
         decided_by=actor.name,
     )
     session.add(link)
+    session.flush()
+    regroup(session, person.incident_id, [a, b])
+    settle_alerts(session, [a, b])
     session.flush()
     audit.record(
         session,
@@ -195,17 +205,41 @@ def decided_other_ids(session: Session, person_id: str) -> set[str]:
     return {v.other_person_id for v in current_links(session, person_id)}
 
 
+def current_same_pairs(session: Session, incident_id: str) -> list[tuple[str, str]]:
+    """The incident's pairs whose newest decision is "same" (one statement)."""
+    newest: dict[tuple[str, str], tuple[int, str]] = {}
+    for a, b, decision, sequence in session.execute(
+        select(
+            PersonLink.person_a_id,
+            PersonLink.person_b_id,
+            PersonLink.decision,
+            PersonLink.sequence,
+        ).where(PersonLink.incident_id == incident_id)
+    ):
+        if (a, b) not in newest or sequence > newest[(a, b)][0]:
+            newest[(a, b)] = (sequence, decision)
+    return sorted(pair for pair, (_, d) in newest.items() if d == LinkDecision.SAME.value)
+
+
+def regroup(session: Session, incident_id: str, person_ids: list[str]) -> None:
+    """Recompute ``people.group_id`` for the groups of ``person_ids`` (and of everyone
+    who was in a group with them) from the incident's current "same" decisions. The
+    caller flushes."""
+    keys = groups_from_same_pairs(current_same_pairs(session, incident_id))
+    touched = set(person_ids)
+    old = {p.group_id for p in session.scalars(select(Person).where(Person.id.in_(touched)))}
+    old.discard(None)
+    if old:
+        touched |= set(session.scalars(select(Person.id).where(Person.group_id.in_(old))))
+    new = {keys[pid] for pid in touched if pid in keys}
+    touched |= {pid for pid, key in keys.items() if key in new}
+    for person in session.scalars(select(Person).where(Person.id.in_(sorted(touched)))):
+        group_id = keys.get(person.id)
+        if person.group_id != group_id:
+            person.group_id = group_id
+
+
 def same_person_ids(session: Session, person_id: str) -> list[str]:
-    """Everyone decided "same" as ``person_id``, directly or through others (A same as
-    B, B same as C), in the order found; ``person_id`` itself left out."""
-    seen = {person_id}
-    order: list[str] = []
-    frontier = [person_id]
-    while frontier:
-        current = frontier.pop(0)
-        for view in current_links(session, current):
-            if view.decision is LinkDecision.SAME and view.other_person_id not in seen:
-                seen.add(view.other_person_id)
-                order.append(view.other_person_id)
-                frontier.append(view.other_person_id)
-    return order
+    """Every other record of ``person_id``'s linked group (decided "same", directly or
+    through others), in id order; ``person_id`` itself left out."""
+    return record_ids(session, person_id)[1:]

@@ -4,8 +4,10 @@ The person's current status comes from its claims by one written rule,
 :func:`current_status`. Everything else is read as stored: claims in the order they
 describe (``reported_at``, then publication), alerts, possible duplicates
 (:mod:`trace_app.domain.identity`) and link decisions (:mod:`trace_app.domain.links`).
-The people decided "same" are shown with the person (their claims, and a status over
-all the claims together); nothing is merged.
+The records decided "same" (the person's linked group, :mod:`trace_app.domain.groups`)
+are one person to the reader: the page shows every record's names and claims, one
+status by :func:`current_status` over all the group's claims, and the group's alerts;
+nothing is merged.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from trace_app.domain import queries
+from trace_app.domain.groups import record_ids
 from trace_app.domain.identity import PossibleDuplicate, get_person, possible_duplicates
-from trace_app.domain.links import LinkView, link_history, same_person_ids
+from trace_app.domain.links import LinkView, link_history
 from trace_app.domain.queries import AlertListing
 from trace_app.store.models import (
     Claim,
@@ -120,12 +123,13 @@ class PersonDetail:
     age: int | None
     claims: list[ClaimDetail]  # in the order they describe (reported_at, publication)
     status: CurrentStatus  # from this record's claims
-    combined_status: CurrentStatus  # from its claims and those of the "same" people
-    alerts: list[AlertListing]
+    combined_status: CurrentStatus  # the group's: over every claim of its records
+    alerts: list[AlertListing]  # the group's alerts (joined reports as their sources)
     possible_duplicates: list[PossibleDuplicate]
     links: list[LinkView]  # current "same" / "different" decisions
     link_history: list[LinkView]  # every decision, newest first
     same_people: list[LinkedPerson]
+    group_names: list[str]  # every name of every record of the group, repeats left out
 
 
 def _claims(session: Session, person_ids: list[str]) -> dict[str, list[ClaimDetail]]:
@@ -159,16 +163,25 @@ def _claims(session: Session, person_ids: list[str]) -> dict[str, list[ClaimDeta
 def person_detail(session: Session, person_id: str) -> PersonDetail:
     """Everything the person page shows; :class:`NotFoundError` for an unknown id."""
     person = get_person(session, person_id)
-    same_ids = same_person_ids(session, person.id)
-    claims = _claims(session, [person.id, *same_ids])
+    ids = record_ids(session, person.id)
+    same_ids = ids[1:]
+    claims = _claims(session, ids)
     same_people = []
+    names = [person.name, *(a.name for a in person.alternate_names)]
     if same_ids:
         others = {
-            p.id: p for p in session.scalars(select(Person).where(Person.id.in_(same_ids))).all()
+            p.id: p
+            for p in session.scalars(
+                select(Person)
+                .where(Person.id.in_(same_ids))
+                .options(selectinload(Person.alternate_names))
+            ).all()
         }
         same_people = [
             LinkedPerson(pid, others[pid].name, others[pid].age, claims[pid]) for pid in same_ids
         ]
+        for pid in same_ids:
+            names += [others[pid].name, *(a.name for a in others[pid].alternate_names)]
     own = claims[person.id]
     history = link_history(session, person.id)
     every = [c for group in claims.values() for c in group]
@@ -181,9 +194,10 @@ def person_detail(session: Session, person_id: str) -> PersonDetail:
         claims=own,
         status=current_status(c.for_status() for c in own),
         combined_status=current_status(c.for_status() for c in every),
-        alerts=queries.person_alerts(session, person.id),
+        alerts=queries.person_alerts(session, ids),
         possible_duplicates=possible_duplicates(session, person),
         links=[v for v in history if v.current and v.decision is not LinkDecision.UNDECIDED],
         link_history=history,
         same_people=same_people,
+        group_names=list(dict.fromkeys(names)),
     )

@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from trace_app.domain import audit
-from trace_app.domain.alerts import apply_alert_rule, load_alert_states
+from trace_app.domain.alerts import alert_for_missing_claim, settle_alerts
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import (
     EmptyReportError,
@@ -212,8 +212,8 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
     :func:`publish_report` (which is this function with one report): each report's
     person by the identity rule, its organisation found or created, the next position,
     and the alert rule claim after claim. The batch reads the people of its names, the
-    next position and the people's alert states once, each organisation once, and
-    flushes once.
+    next position once, each organisation once, flushes, and settles the alerts of
+    the people's groups once (:func:`trace_app.domain.alerts.settle_alerts`).
 
     Every report's own fields are checked (:func:`validate_report`) before anything is
     added: the first unusable one raises as :func:`publish_report` does. A chosen
@@ -261,7 +261,6 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
         )
         or 0
     )
-    alert_states = load_alert_states(session, [person.id for person in people])
     reports: list[Report] = []
     for data, person in zip(items, people, strict=True):
         source = name_key(clean_name(data.source))
@@ -295,8 +294,11 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
             position=position,
         )
         session.add_all([report, claim])
-        apply_alert_rule(session, claim, reported_at, alert_states[person.id])
+        if data.status is ClaimStatus.MISSING:
+            session.add(alert_for_missing_claim(claim, reported_at))
         reports.append(report)
+    session.flush()
+    settle_alerts(session, [person.id for person in people])
     session.flush()
     return reports
 

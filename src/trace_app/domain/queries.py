@@ -1,12 +1,16 @@
 """Read-side functions for pages and the JSON API.
 
+People are counted and listed as the reader sees them: one row per linked group
+(:mod:`trace_app.domain.groups`), with every record's claims; alerts one per person, a
+joined missing report counted as another source of it, never as an alert of its own.
+
 Each one runs a fixed number of SQL statements, whatever the number of reports, people
 or claims (eager loading with ``selectinload``/``joinedload``; tests count statements).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Generic, TypeVar
 
@@ -14,6 +18,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session, joinedload, selectinload
 
 from trace_app.domain.errors import NotFoundError
+from trace_app.domain.groups import is_group_lead
 from trace_app.store.models import (
     Alert,
     AlertState,
@@ -76,11 +81,17 @@ def list_incidents(session: Session) -> list[IncidentSummary]:
         select(func.count(Report.id)).where(Report.incident_id == Incident.id).scalar_subquery()
     )
     people = (
-        select(func.count(Person.id)).where(Person.incident_id == Incident.id).scalar_subquery()
+        select(func.count(Person.id))
+        .where(Person.incident_id == Incident.id, is_group_lead())
+        .scalar_subquery()
     )
     alerts = (
         select(func.count(Alert.id))
-        .where(Alert.incident_id == Incident.id, Alert.state == AlertState.OPEN.value)
+        .where(
+            Alert.incident_id == Incident.id,
+            Alert.state == AlertState.OPEN.value,
+            Alert.joined_alert_id.is_(None),
+        )
         .scalar_subquery()
     )
     rows = session.execute(
@@ -115,10 +126,14 @@ class ClaimListing:
 
 @dataclass(frozen=True, slots=True)
 class PersonListing:
+    """A person as listed: a record, or a linked group shown by its key record with the
+    other records' names and every record's claims."""
+
     id: str
     name: str
     age: int | None
     claims: list[ClaimListing] = field(default_factory=list)
+    other_names: list[str] = field(default_factory=list)  # the group's other records
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,16 +150,23 @@ class AlertListing:
     closed_by_claim_id: str | None = None
     close_note: str | None = None
     closed_by: str | None = None  # the account that closed it by hand
+    close_reason: str | None = None  # duplicate or withdrawn (closed by hand)
+    reopened_by: str | None = None
+    reopen_note: str | None = None
+    # the other missing reports that joined this alert: their sources
+    other_sources: tuple[str, ...] = ()
 
 
 # The People page's statements are built once (bound parameters only): building a
 # select() costs more than running it on SQLite.
 _COUNT_PEOPLE = (
-    select(func.count()).select_from(Person).where(Person.incident_id == bindparam("incident_id"))
+    select(func.count())
+    .select_from(Person)
+    .where(Person.incident_id == bindparam("incident_id"), is_group_lead())
 )
 _PEOPLE_ROWS = (
     select(Person.id, Person.name, Person.age)
-    .where(Person.incident_id == bindparam("incident_id"))
+    .where(Person.incident_id == bindparam("incident_id"), is_group_lead())
     .order_by(Person.name_key)
     .offset(bindparam("offset"))
     .limit(bindparam("limit"))
@@ -168,6 +190,7 @@ _CLAIM_ROWS = (
 _ALERTS_IN_STATE = (
     Alert.incident_id == bindparam("incident_id"),
     Alert.state == bindparam("state"),
+    Alert.joined_alert_id.is_(None),
 )
 _COUNT_ALERTS = select(func.count()).select_from(Alert).where(*_ALERTS_IN_STATE)
 _ALERT_COLUMNS = (
@@ -184,11 +207,22 @@ _ALERT_COLUMNS = (
         Alert.closed_by_claim_id,
         Alert.close_note,
         Alert.closed_by,
+        Alert.close_reason,
+        Alert.reopened_by,
+        Alert.reopen_note,
     )
     .join(Person, Person.id == Alert.person_id)
     .join(Claim, Claim.id == Alert.claim_id)
     .join(Report, Report.id == Claim.report_id)
     .join(Organization, Organization.id == Report.organization_id)
+)
+_JOINED_SOURCES = (
+    select(Alert.joined_alert_id, Organization.name)
+    .join(Claim, Claim.id == Alert.claim_id)
+    .join(Report, Report.id == Claim.report_id)
+    .join(Organization, Organization.id == Report.organization_id)
+    .where(Alert.joined_alert_id.in_(bindparam("alert_ids", expanding=True)))
+    .order_by(Alert.position, Alert.id)
 )
 _ALERT_ROWS = (
     _ALERT_COLUMNS.where(*_ALERTS_IN_STATE)
@@ -213,14 +247,32 @@ def people_page(
         _PEOPLE_ROWS, {"incident_id": incident_id, "offset": offset, "limit": limit}
     ).all()
     people = {row.id: PersonListing(row.id, row.name, row.age) for row in rows}
-    if people:
-        for c in session.execute(_CLAIM_ROWS, {"person_ids": list(people)}):
-            people[c.person_id].claims.append(
-                ClaimListing(
-                    c.id, c.status, c.location, c.report_id, c.summary, c.source, c.reported_at
-                )
-            )
+    _fill_groups(session, people)
     return Page(items=list(people.values()), total=total or 0, offset=offset, limit=limit)
+
+
+_GROUP_MEMBERS = (
+    select(Person.id, Person.name, Person.group_id)
+    .where(Person.group_id.in_(bindparam("keys", expanding=True)), Person.group_id != Person.id)
+    .order_by(Person.id)
+)
+
+
+def _fill_groups(session: Session, people: dict[str, PersonListing]) -> None:
+    """Add to each listed group key record its group's other names and every record's
+    claims, in publication order: two statements."""
+    if not people:
+        return
+    owner = {pid: pid for pid in people}
+    for member_id, name, key in session.execute(_GROUP_MEMBERS, {"keys": list(people)}):
+        owner[member_id] = str(key)
+        people[str(key)].other_names.append(name)
+    for c in session.execute(_CLAIM_ROWS, {"person_ids": list(owner)}):
+        people[owner[c.person_id]].claims.append(
+            ClaimListing(
+                c.id, c.status, c.location, c.report_id, c.summary, c.source, c.reported_at
+            )
+        )
 
 
 def alerts_page(
@@ -238,24 +290,30 @@ def alerts_page(
     params = {"incident_id": incident_id, "state": state.value}
     total = session.scalar(_COUNT_ALERTS, params)
     rows = session.execute(_ALERT_ROWS, {**params, "offset": offset, "limit": limit})
-    alerts = [AlertListing(*row) for row in rows]
+    alerts = _with_sources(session, [AlertListing(*row) for row in rows])
     return Page(items=alerts, total=total or 0, offset=offset, limit=limit)
 
 
+def _with_sources(session: Session, alerts: list[AlertListing]) -> list[AlertListing]:
+    """Each alert with the sources of the missing reports that joined it: one statement."""
+    if not alerts:
+        return alerts
+    joined: dict[str, list[str]] = {}
+    for alert_id, source in session.execute(_JOINED_SOURCES, {"alert_ids": [a.id for a in alerts]}):
+        joined.setdefault(str(alert_id), []).append(source)
+    return [replace(a, other_sources=tuple(joined[a.id])) if a.id in joined else a for a in alerts]
+
+
 def person_listings(session: Session, person_ids: list[str]) -> list[PersonListing]:
-    """The given people in the given order, each with its claims: two statements."""
+    """The given people in the given order, each with its claims (a group key record
+    with its group's other names and claims): three statements."""
     if not person_ids:
         return []
     rows = session.execute(
         select(Person.id, Person.name, Person.age).where(Person.id.in_(person_ids))
     ).all()
     found = {row.id: PersonListing(row.id, row.name, row.age) for row in rows}
-    for c in session.execute(_CLAIM_ROWS, {"person_ids": list(found)}):
-        found[c.person_id].claims.append(
-            ClaimListing(
-                c.id, c.status, c.location, c.report_id, c.summary, c.source, c.reported_at
-            )
-        )
+    _fill_groups(session, found)
     return [found[pid] for pid in person_ids if pid in found]
 
 
@@ -273,18 +331,21 @@ def get_alert(session: Session, alert_id: str) -> AlertListing:
     ).first()
     if row is None:
         raise NotFoundError(f"No alert with id {alert_id!r}.")
-    return AlertListing(*row)
+    return _with_sources(session, [AlertListing(*row)])[0]
 
 
-def person_alerts(session: Session, person_id: str) -> list[AlertListing]:
-    """Every alert of one person, newest first, with its source: one statement."""
+def person_alerts(session: Session, person_ids: list[str]) -> list[AlertListing]:
+    """Every alert of one person (all the records of its group), newest first, with its
+    sources; the missing reports that joined an alert are among its sources, not listed
+    as alerts: two statements."""
     rows = session.execute(
-        _ALERT_COLUMNS.where(Alert.person_id == bindparam("person_id")).order_by(
-            Alert.position.desc(), Alert.id.desc()
-        ),
-        {"person_id": person_id},
+        _ALERT_COLUMNS.where(
+            Alert.person_id.in_(bindparam("person_ids", expanding=True)),
+            Alert.joined_alert_id.is_(None),
+        ).order_by(Alert.position.desc(), Alert.id.desc()),
+        {"person_ids": person_ids},
     )
-    return [AlertListing(*row) for row in rows]
+    return _with_sources(session, [AlertListing(*row) for row in rows])
 
 
 def reports_page(

@@ -31,6 +31,7 @@ from rapidfuzz import fuzz, process
 from sqlalchemy import ScalarSelect, exists, select
 from sqlalchemy.orm import Session
 
+from trace_app.domain.groups import collapse_to_groups
 from trace_app.domain.queries import Page, PersonListing, clamp_limit, person_listings
 from trace_app.domain.text import name_key
 from trace_app.store.models import Alert, AlertState, Claim, Organization, Person, Report
@@ -166,12 +167,13 @@ def search_page(
     offset: int = 0,
     limit: int = 50,
 ) -> Page[PersonListing]:
-    """One page of :func:`search_people`'s results, each person with its claims."""
+    """One page of :func:`search_people`'s results, each person with its claims; the
+    records of a linked group are one row, where its best-ranked record matched."""
     limit = clamp_limit(limit)
     offset = max(0, offset)
     matches = search_people(
         session, incident_id, q=q, status=status, alert=alert, organization=organization
     )
-    ids = [m.person_id for m in matches[offset : offset + limit]]
-    items = person_listings(session, ids)
-    return Page(items=items, total=len(matches), offset=offset, limit=limit)
+    people = collapse_to_groups(session, incident_id, [m.person_id for m in matches])
+    items = person_listings(session, people[offset : offset + limit])
+    return Page(items=items, total=len(people), offset=offset, limit=limit)

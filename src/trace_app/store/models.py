@@ -62,6 +62,16 @@ class AlertState(enum.StrEnum):
     CLOSED = "closed"
 
 
+class AlertCloseReason(enum.StrEnum):
+    """What a person closing an alert by hand knows (trace_app.domain.alert_actions)."""
+
+    FOUND_SAFE = "found_safe"
+    ADMITTED = "admitted"
+    DECEASED = "deceased"
+    DUPLICATE = "duplicate"
+    WITHDRAWN = "withdrawn"
+
+
 def _id() -> Mapped[str]:
     return mapped_column(String(ID_LENGTH), primary_key=True)
 
@@ -106,6 +116,10 @@ class Person(Base):
     # (trace_app.domain.search.search_key, trace_app.domain.identity.person_search_key)
     search_key: Mapped[str] = mapped_column(Text, default="", server_default="")
     age: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # the linked group this record belongs to: the smallest person id of the records
+    # decided "same" (transitively); null for a record in no group. Recomputed from the
+    # current decisions (trace_app.domain.links.regroup), never typed in.
+    group_id: Mapped[str | None] = mapped_column(String(ID_LENGTH), nullable=True, index=True)
 
     claims: Mapped[list[Claim]] = relationship(back_populates="person", order_by="Claim.position")
     alternate_names: Mapped[list[PersonAlternateName]] = relationship(
@@ -227,10 +241,14 @@ class Claim(Base):
 
 
 class Alert(Base):
-    """Raised for the incident when a claim says a person is missing.
+    """Raised for the incident when a claim says a person is missing: one row per
+    missing claim.
 
-    It closes by the rule in :mod:`trace_app.domain.alerts` (a later safe, admitted or
-    deceased claim, kept in ``closed_by_claim_id``) or by a person with a ``close_note``.
+    The rule in :mod:`trace_app.domain.alerts` keeps one open alert per person (a linked
+    group): a missing claim while the group's alert is open *joins* it as another source
+    (``joined_alert_id`` names the alert it joined; its state mirrors that alert's). An
+    alert closes by a later safe, admitted or deceased claim (``closed_by_claim_id``) or
+    by a person as a duplicate or withdrawn (``close_reason``, ``close_note``).
     """
 
     __tablename__ = "alerts"
@@ -251,6 +269,15 @@ class Alert(Base):
     close_note: Mapped[str | None] = mapped_column(Text, nullable=True)
     # who closed it by hand (an account's name); null when closed by rule or still open
     closed_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # set: closed by hand as a duplicate or withdrawn (the rule leaves such rows alone)
+    close_reason: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    # the group's open alert this missing claim joined as another source; null: its own
+    joined_alert_id: Mapped[str | None] = mapped_column(
+        ForeignKey("alerts.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    # a person reopened it after a mistaken close: who and why
+    reopened_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    reopen_note: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     person: Mapped[Person] = relationship()
     claim: Mapped[Claim] = relationship(foreign_keys=[claim_id])

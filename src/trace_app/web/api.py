@@ -17,9 +17,8 @@ from sqlalchemy.orm import Session
 from trace_app import demo_reset
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
-from trace_app.domain import alerts, queries, search
+from trace_app.domain import queries, search
 from trace_app.domain.errors import (
-    AlertClosedError,
     InvalidInputError,
     NotFoundError,
     PublishError,
@@ -30,8 +29,8 @@ from trace_app.domain.incidents import create_incident
 from trace_app.domain.publish import PublishReportInput, ReportContent, publish_and_commit
 from trace_app.domain.queries import AlertListing, PersonListing
 from trace_app.domain.search import AlertFilter
-from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, NoteText, SourceNameText
-from trace_app.store.models import Alert, AlertState, ClaimStatus, Report
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, SourceNameText
+from trace_app.store.models import AlertState, ClaimStatus, Report
 from trace_app.web.auth import authorize, authorize_record, needs, reporting_organization
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
 from trace_app.web.errors import (
@@ -129,7 +128,11 @@ class PersonOut(BaseModel):
     id: str
     name: str
     age: int | None
-    claims: list[ClaimOut]
+    claims: list[ClaimOut] = Field(description="Every claim of the person's linked group.")
+    other_names: list[str] = Field(
+        default_factory=list,
+        description="The names of the other records of its linked group (decided 'same').",
+    )
 
     @classmethod
     def of(cls, person: PersonListing) -> PersonOut:
@@ -148,6 +151,7 @@ class PersonOut(BaseModel):
                 )
                 for c in person.claims
             ],
+            other_names=list(person.other_names),
         )
 
 
@@ -175,6 +179,15 @@ class AlertOut(BaseModel):
     closed_by: str | None = Field(
         default=None, description="The account that closed it by hand; null otherwise."
     )
+    close_reason: str | None = Field(
+        default=None, description="duplicate or withdrawn when closed so by hand; else null."
+    )
+    reopened_by: str | None = Field(default=None, description="Who reopened it by hand.")
+    reopen_note: str | None = Field(default=None, description="Why it was reopened.")
+    other_sources: list[str] = Field(
+        default_factory=list,
+        description="The sources of the other missing reports that joined this alert.",
+    )
 
     @classmethod
     def of(cls, alert: AlertListing) -> AlertOut:
@@ -191,6 +204,10 @@ class AlertOut(BaseModel):
             closed_by_claim_id=alert.closed_by_claim_id,
             close_note=alert.close_note,
             closed_by=alert.closed_by,
+            close_reason=alert.close_reason,
+            reopened_by=alert.reopened_by,
+            reopen_note=alert.reopen_note,
+            other_sources=list(alert.other_sources),
         )
 
 
@@ -199,14 +216,6 @@ class AlertPage(BaseModel):
     total: int
     offset: int
     limit: int
-
-
-class CloseAlertIn(BaseModel):
-    """Why a person closes the alert (required, not blank)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    note: NoteText
 
 
 class ResetIn(BaseModel):
@@ -443,36 +452,6 @@ def list_alerts(
         offset=page.offset,
         limit=page.limit,
     )
-
-
-@router.post(
-    "/alerts/{alert_id}/close",
-    response_model=AlertOut,
-    responses={
-        403: {"model": ErrorOut, "description": "Cross-site request"},
-        404: {"model": ErrorOut, "description": "No such alert"},
-        409: {"model": ErrorOut, "description": "Already closed (code alert_closed)"},
-    },
-)
-def close_alert(
-    request: Request,
-    alert_id: AlertId,
-    data: CloseAlertIn,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.ALERTS_WRITE),
-) -> AlertOut | JSONResponse:
-    """A reviewer closes an open alert with a note (recorded with their name)."""
-    try:
-        authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
-        alert = alerts.close_alert(session, alert_id, data.note, actor=principal.actor)
-        session.commit()
-    except NotFoundError as exc:
-        session.rollback()
-        return trace_error_response(404, exc)
-    except AlertClosedError as exc:
-        session.rollback()
-        return trace_error_response(409, exc)
-    return AlertOut.of(queries.get_alert(session, alert.id))
 
 
 @router.post(

@@ -30,6 +30,7 @@ from trace_app.settings import DEFAULT_ALLOWED_HOSTS, TraceSettings
 from trace_app.store.db import Database
 from trace_app.web import (
     account_routes,
+    alert_routes,
     api,
     interchange_routes,
     investigation_routes,
@@ -118,6 +119,8 @@ def create_app(
     static_dir = resources.files("trace_app.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
     app.include_router(account_routes.router)
+    app.include_router(alert_routes.api_router)
+    app.include_router(alert_routes.page_router)
     app.include_router(account_routes.api_router)
     app.include_router(api.router)
     app.include_router(interchange_routes.router)

@@ -14,16 +14,14 @@ from starlette.responses import Response
 from trace_app import demo_reset
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
-from trace_app.domain import alerts, queries, search
+from trace_app.domain import queries, search
 from trace_app.domain.errors import (
-    AlertClosedError,
-    InvalidInputError,
     NotFoundError,
     PublishError,
 )
 from trace_app.domain.publish import publish_and_commit
 from trace_app.domain.search import AlertFilter
-from trace_app.store.models import Alert, AlertState, ClaimStatus, Incident, Person, Report
+from trace_app.store.models import AlertState, ClaimStatus, Incident, Person, Report
 from trace_app.web.auth import authorize, authorize_record, needs, reporting_organization
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo, open_session, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
@@ -166,36 +164,6 @@ def _people_page(
             "organizations": organizations,
         },
     )
-
-
-@router.post("/alerts/{alert_id}/close")
-async def close_alert_form(
-    request: Request, alert_id: str, principal: Principal = needs(Permission.ALERTS_WRITE)
-) -> Response:
-    """The People page's "Close alert" button: a reviewer closes an open alert with a note."""
-    submitted = await request.form()
-    note = submitted.get("note", "")
-    return await run_in_threadpool(
-        _close_alert, request, principal, alert_id, note if isinstance(note, str) else ""
-    )
-
-
-def _close_alert(request: Request, principal: Principal, alert_id: str, note: str) -> Response:
-    with open_session(request) as session:
-        try:
-            authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
-            alert = alerts.close_alert(session, alert_id, note, actor=principal.actor)
-            incident_id = alert.incident_id
-            session.commit()
-        except NotFoundError as exc:
-            session.rollback()
-            return _not_found(request, str(exc))
-        except (InvalidInputError, AlertClosedError) as exc:
-            session.rollback()
-            status = 422 if isinstance(exc, InvalidInputError) else 409
-            title = "Alert not closed"
-            return render(request, "error.html", {"title": title, "message": str(exc)}, status)
-    return RedirectResponse(f"/incidents/{incident_id}/people?closed=1", status_code=303)
 
 
 @router.get("/incidents/{incident_id}/reports")

@@ -182,14 +182,18 @@ class PersonDetailOut(BaseModel):
     age: int | None
     status: StatusOut = Field(description="From this record's claims: the latest moment wins.")
     combined_status: StatusOut = Field(
-        description="The same rule over this record and the people decided 'same'."
+        description="The person's status: the same rule over every claim of the linked "
+        "group (this record and the records decided 'same'); equal to status alone."
     )
     claims: list[PersonClaimOut]
-    alerts: list[AlertOut]
+    alerts: list[AlertOut] = Field(description="The linked group's alerts, newest first.")
     possible_duplicates: list[PossibleDuplicateOut]
     links: list[LinkOut] = Field(description="The current 'same' and 'different' decisions.")
     link_history: list[LinkOut] = Field(description="Every decision, newest first.")
     same_people: list[LinkedPersonOut]
+    group_names: list[str] = Field(
+        description="Every name of every record of the linked group, repeats left out."
+    )
 
     @classmethod
     def of(cls, detail: PersonDetail, results: dict[str, InvestigationOut]) -> PersonDetailOut:
@@ -222,6 +226,7 @@ class PersonDetailOut(BaseModel):
                 )
                 for p in detail.same_people
             ],
+            group_names=detail.group_names,
         )
 
 
@@ -327,6 +332,11 @@ def person_page(
             "incident": incident,
             "nav_incident": incident,
             "decided": request.query_params.get("decided", ""),
+            "alert_done": {"closed": "closed", "reopened": "reopened"}.get(
+                request.query_params.get("alert", ""), ""
+            ),
+            "claim_ids": {c.id for c in detail.claims}
+            | {c.id for p in detail.same_people for c in p.claims},
             "decisions": [d.value for d in LinkDecision],
         },
     )

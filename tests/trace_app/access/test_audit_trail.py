@@ -17,14 +17,22 @@ from sqlalchemy.exc import DBAPIError
 from typer.testing import CliRunner
 
 from trace_app.demo import seed
-from trace_app.domain import alerts, audit
+from trace_app.domain import alert_actions, audit
 from trace_app.domain.audit import UnauditedChangeError, require_audit
 from trace_app.domain.errors import TraceError
 from trace_app.domain.links import decide_link_and_commit
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_and_commit
 from trace_app.store.account_models import AuditEvent
 from trace_app.store.db import Database
-from trace_app.store.models import Alert, AlertState, ClaimStatus, LinkDecision, Person, Report
+from trace_app.store.models import (
+    Alert,
+    AlertCloseReason,
+    AlertState,
+    ClaimStatus,
+    LinkDecision,
+    Person,
+    Report,
+)
 from trace_app.web.app import create_app
 
 
@@ -102,7 +110,15 @@ def _apply(session: Any, incident_id: str, kind: str, valid: bool) -> None:
             select(Alert.id).where(Alert.state == AlertState.OPEN.value).limit(1)
         ).first()
         alert_id = open_alert if (valid and open_alert) else "alr_missing"
-        alerts.close_alert(session, alert_id, "found at the school", actor=TEST_OPERATOR)
+        # found safe publishes a claim for the closer's organisation: still one audit row
+        alert_actions.close_alert(
+            session,
+            alert_id,
+            AlertCloseReason.FOUND_SAFE,
+            "found at the school",
+            actor=TEST_OPERATOR,
+            source="Audit School Test",
+        )
     else:
         people = session.scalars(
             select(Person.id).where(Person.incident_id == incident_id).order_by(Person.id).limit(2)

@@ -82,12 +82,14 @@ def _ids(client: TestClient) -> dict[str, str]:
     queue = client.get(f"/api/incidents/{incident_id}/reviews").json()["items"]
     reports = client.get(f"/api/incidents/{incident_id}/reports").json()["items"]
     alerts = client.get(f"/api/incidents/{incident_id}/alerts").json()["items"]
+    closed = client.get(f"/api/incidents/{incident_id}/alerts?state=closed").json()["items"]
     people = client.get(f"/api/incidents/{incident_id}/people").json()["items"]
     return {
         "incident_id": incident_id,
         # a report awaiting review while there is one (decisions use it up)
         "report_id": queue[0]["report_id"] if queue else reports[0]["id"],
         "alert_id": alerts[0]["id"],
+        "closed_alert_id": closed[0]["id"],
         "person_id": people[0]["id"],
         "other_person_id": people[1]["id"],
     }
@@ -146,12 +148,32 @@ EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
         "report.publish",
     ),
     ("POST", "/api/alerts/{alert_id}/close"): (
-        lambda c, ids: c.post(f"/api/alerts/{ids['alert_id']}/close", json={"note": "found"}),
-        "alert.close",
+        lambda c, ids: c.post(
+            f"/api/alerts/{ids['alert_id']}/close", json={"reason": "found_safe", "note": "found"}
+        ),
+        "alert.close",  # the claim it publishes is part of the close: one row
     ),
     ("POST", "/alerts/{alert_id}/close"): (
-        lambda c, ids: _form(c, f"/alerts/{ids['alert_id']}/close", {"note": "found"}),
+        lambda c, ids: _form(
+            c,
+            f"/alerts/{ids['alert_id']}/close",
+            {"reason": "duplicate", "note": "found", "confirm": "yes"},
+        ),
         "alert.close",
+    ),
+    ("POST", "/api/alerts/{alert_id}/reopen"): (
+        lambda c, ids: c.post(
+            f"/api/alerts/{ids['closed_alert_id']}/reopen", json={"note": "closed by mistake"}
+        ),
+        "alert.reopen",
+    ),
+    ("POST", "/alerts/{alert_id}/reopen"): (
+        lambda c, ids: _form(
+            c,
+            f"/alerts/{ids['closed_alert_id']}/reopen",
+            {"note": "closed by mistake", "confirm": "yes"},
+        ),
+        "alert.reopen",
     ),
     ("POST", "/api/people/{person_id}/links"): (
         lambda c, ids: c.post(

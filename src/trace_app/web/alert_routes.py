@@ -1,0 +1,237 @@
+"""Closing and reopening an alert by hand: ``POST /api/alerts/{id}/close`` and
+``/reopen``, and their pages.
+
+Closing asks what the person knows (found safe, admitted, deceased, duplicate, withdrawn)
+and a note, and is confirmed before it happens: the People and person pages link to a
+confirmation page (``GET /alerts/{id}/close``) whose form needs a ticked box, so a close
+never takes one tap, with or without JavaScript. Reopening takes a note and the same
+ticked box. The rules live in :mod:`trace_app.domain.alert_actions`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request
+from fastapi.responses import JSONResponse, RedirectResponse
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
+from trace_app.domain import alert_actions, queries
+from trace_app.domain.errors import AlertClosedError, InvalidInputError, NotFoundError
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, NoteText
+from trace_app.store.models import Alert, AlertCloseReason
+from trace_app.web.api import AlertOut
+from trace_app.web.auth import authorize_record, needs
+from trace_app.web.deps import get_session, open_session, render
+from trace_app.web.errors import (
+    COMMON_RESPONSES,
+    ErrorOut,
+    ValidationErrorOut,
+    trace_error_response,
+)
+
+api_router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+page_router = APIRouter(include_in_schema=False)
+
+AlertId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+
+REASONS = [(r.value, alert_actions.REASON_WORDS[r]) for r in AlertCloseReason]
+CONFIRM_MESSAGE = "Tick the box to confirm: a closed alert stops the search for this person."
+
+_ANSWERS: dict[int | str, dict[str, Any]] = {
+    403: {"model": ErrorOut, "description": "Cross-site request"},
+    404: {"model": ErrorOut, "description": "No such alert"},
+    422: {
+        "model": ValidationErrorOut,
+        "description": "A bad field, a blank note, or no organisation to publish the "
+        "closing (or reopening) report for (code invalid_input)",
+    },
+}
+
+
+class CloseAlertIn(BaseModel):
+    """What the person knows, and how (the note is required, not blank). Found safe,
+    admitted and deceased publish a report with that status for the caller's
+    organisation; duplicate and withdrawn close with the note alone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: AlertCloseReason
+    note: NoteText
+
+
+class ReopenAlertIn(BaseModel):
+    """Why the alert was closed by mistake (required, not blank)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note: NoteText = Field(description="Why the alert is reopened.")
+
+
+def _organization(principal: Principal, incident_id: str) -> str | None:
+    membership = principal.membership_for(incident_id)
+    return membership.organization_name if membership else None
+
+
+@api_router.post(
+    "/alerts/{alert_id}/close",
+    response_model=AlertOut,
+    responses={
+        **_ANSWERS,
+        409: {"model": ErrorOut, "description": "Already closed (code alert_closed)"},
+    },
+)
+def close_alert(
+    request: Request,
+    alert_id: AlertId,
+    data: CloseAlertIn,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.ALERTS_WRITE),
+) -> AlertOut | JSONResponse:
+    """A reviewer closes the person's open alert, saying what they know; audited."""
+    return _act(request, session, principal, alert_id, "close", data.note, data.reason)
+
+
+@api_router.post(
+    "/alerts/{alert_id}/reopen",
+    response_model=AlertOut,
+    responses={**_ANSWERS, 409: {"model": ErrorOut, "description": "Open (code alert_closed)"}},
+)
+def reopen_alert(
+    request: Request,
+    alert_id: AlertId,
+    data: ReopenAlertIn,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.ALERTS_WRITE),
+) -> AlertOut | JSONResponse:
+    """A reviewer reopens an alert closed by mistake, with a note; audited. Returns the
+    person's open alert."""
+    return _act(request, session, principal, alert_id, "reopen", data.note, None)
+
+
+def _act(
+    request: Request,
+    session: Session,
+    principal: Principal,
+    alert_id: str,
+    action: str,
+    note: str,
+    reason: AlertCloseReason | None,
+) -> AlertOut | JSONResponse:
+    try:
+        authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
+        alert_id = _apply(session, principal, alert_id, action, note, reason)
+    except NotFoundError as exc:
+        return trace_error_response(404, exc)
+    except AlertClosedError as exc:
+        return trace_error_response(409, exc)
+    except InvalidInputError as exc:
+        return trace_error_response(422, exc)
+    return AlertOut.of(queries.get_alert(session, alert_id))
+
+
+def _apply(
+    session: Session,
+    principal: Principal,
+    alert_id: str,
+    action: str,
+    note: str,
+    reason: AlertCloseReason | None,
+) -> str:
+    """Close or reopen and commit (rolled back on any error); the id of the alert to show."""
+    try:
+        incident_id = queries.incident_of(session, Alert, alert_id)
+        source = _organization(principal, incident_id)
+        if reason is not None:
+            alert = alert_actions.close_alert(
+                session, alert_id, reason, note, actor=principal.actor, source=source
+            )
+        else:
+            alert = alert_actions.reopen_alert(
+                session, alert_id, note, actor=principal.actor, source=source
+            )
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return alert.id
+
+
+@page_router.get("/alerts/{alert_id}/close")
+def close_page(
+    request: Request,
+    alert_id: str,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.ALERTS_WRITE),
+) -> Response:
+    """The confirmation step before a close (or a reopen, for a closed alert)."""
+    try:
+        authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
+        alert = queries.get_alert(session, alert_id)
+    except NotFoundError as exc:
+        return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
+    incident = queries.get_incident(session, queries.incident_of(session, Alert, alert_id))
+    return render(
+        request,
+        "alert_close.html",
+        {
+            "alert": alert,
+            "incident": incident,
+            "nav_incident": incident,
+            "reasons": REASONS,
+            "organization": _organization(principal, incident.id),
+        },
+    )
+
+
+@page_router.post("/alerts/{alert_id}/close")
+async def close_form(
+    request: Request, alert_id: str, principal: Principal = needs(Permission.ALERTS_WRITE)
+) -> Response:
+    return await _form(request, alert_id, principal, "close")
+
+
+@page_router.post("/alerts/{alert_id}/reopen")
+async def reopen_form(
+    request: Request, alert_id: str, principal: Principal = needs(Permission.ALERTS_WRITE)
+) -> Response:
+    return await _form(request, alert_id, principal, "reopen")
+
+
+async def _form(request: Request, alert_id: str, principal: Principal, action: str) -> Response:
+    submitted = await request.form()
+    values = {name: submitted.get(name, "") for name in ("reason", "note", "confirm")}
+    texts = {name: value if isinstance(value, str) else "" for name, value in values.items()}
+    return await run_in_threadpool(_form_action, request, principal, alert_id, action, texts)
+
+
+def _form_action(
+    request: Request, principal: Principal, alert_id: str, action: str, values: dict[str, str]
+) -> Response:
+    title = "Alert not closed" if action == "close" else "Alert not reopened"
+    reason: AlertCloseReason | None = None
+    if action == "close":
+        try:
+            reason = AlertCloseReason(values["reason"])
+        except ValueError:
+            message = "Choose what you know: " + ", ".join(w for _, w in REASONS) + "."
+            return render(request, "error.html", {"title": title, "message": message}, 422)
+    if values["confirm"] != "yes":
+        return render(request, "error.html", {"title": title, "message": CONFIRM_MESSAGE}, 422)
+    with open_session(request) as session:
+        try:
+            authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
+            shown = _apply(session, principal, alert_id, action, values["note"], reason)
+            person_id = queries.get_alert(session, shown).person_id
+        except NotFoundError as exc:
+            return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
+        except (InvalidInputError, AlertClosedError) as exc:
+            status = 422 if isinstance(exc, InvalidInputError) else 409
+            return render(request, "error.html", {"title": title, "message": str(exc)}, status)
+    done = "closed" if action == "close" else "reopened"
+    return RedirectResponse(f"/people/{person_id}?alert={done}#person-alerts", status_code=303)
