@@ -97,15 +97,22 @@ def _run_import(
         fail(f"cannot read {path}: {exc.strerror or exc}", 2)
     db = Database.from_settings(settings)
     by_line = kind == "csv"
-    options = {"domain": settings.pfif_domain, "max_bytes": settings.pfif_max_bytes}
+    domain, max_bytes = settings.pfif_domain, settings.pfif_max_bytes
     try:
         with stream, require_audit(db.sessions()) as session:
             if dry_run:
-                outcome = import_runs.dry_run(session, request, stream, actor=operator(), **options)
+                outcome = import_runs.dry_run(
+                    session, request, stream, actor=operator(), domain=domain, max_bytes=max_bytes
+                )
             else:
                 try:
                     summary = import_runs.run_import(
-                        session, request, stream, actor=operator(), **options
+                        session,
+                        request,
+                        stream,
+                        actor=operator(),
+                        domain=domain,
+                        max_bytes=max_bytes,
                     )
                     session.commit()
                 except BaseException:

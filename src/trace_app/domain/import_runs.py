@@ -38,7 +38,7 @@ class ImportKind(enum.StrEnum):
 
     @property
     def label(self) -> str:
-        return "PFIF document" if self is ImportKind.PFIF else "shelter list (CSV)"
+        return "PFIF document" if self is ImportKind.PFIF else "Shelter list (CSV)"
 
     @property
     def unit(self) -> str:

@@ -235,15 +235,19 @@ def _import(
     dry_run: bool = False,
 ) -> tuple[int, Any]:
     request = ImportRequest(ImportKind.PFIF, incident_id, skip_invalid=skip)
-    options = {"domain": settings.pfif_domain, "max_bytes": settings.pfif_max_bytes}
+    domain, max_bytes = settings.pfif_domain, settings.pfif_max_bytes
     try:
         if dry_run:
-            outcome = import_runs.dry_run(session, request, body, actor=actor, **options)
+            outcome = import_runs.dry_run(
+                session, request, body, actor=actor, domain=domain, max_bytes=max_bytes
+            )
             if outcome.refused:
                 raise ImportRefusedError(outcome.summary)
             summary = outcome.summary
         else:
-            summary = import_runs.run_import(session, request, body, actor=actor, **options)
+            summary = import_runs.run_import(
+                session, request, body, actor=actor, domain=domain, max_bytes=max_bytes
+            )
             session.commit()
     except NotFoundError as exc:
         session.rollback()
