@@ -164,3 +164,24 @@ def test_only_coordinators_see_import_and_export(web: Any, incident_id: str) -> 
             assert ('id="nav-export"' in home) is sees, role
             assert (client.get("/import").status_code == 200) is sees, role
     assert client_for(web.app).get("/import").status_code == 303  # to the login page
+
+
+def test_an_upload_over_the_limit_is_refused_and_not_kept(sqlite_settings: Any) -> None:
+    import dataclasses
+
+    from trace_app.web.app import create_app
+
+    settings = dataclasses.replace(sqlite_settings, pfif_max_bytes=2048)
+    app = create_app(settings)
+    with signed_in(app) as client:
+        incident = client.get("/api/incidents").json()["items"][0]["id"]
+        small = upload(client, incident, CAMP_LIST.encode())
+        assert small.status_code == 303
+        rows = "".join(f"Person Number {i},30,safe,Camp\n" for i in range(200))
+        big = upload(
+            client, incident, ("full_name,age,status,last_known_location\n" + rows).encode()
+        )
+        assert big.status_code == 413
+    kept = sorted(p.suffix for p in (settings.home / "pending-imports").iterdir())
+    assert kept == [".json", ".upload"]  # the small one only
+    app.state.db.dispose()
