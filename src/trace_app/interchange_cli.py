@@ -1,8 +1,9 @@
 """``trace pfif export|import`` and ``trace import csv``: PFIF and shelter lists on the
 configured database (docs/interchange.md); :mod:`trace_app.cli` adds the two groups.
 
-Exit codes: 0 done; 1 nothing imported because the file is not valid (every reason is
-printed); 2 a bad argument, setting or unknown incident.
+Exit codes: 0 done (or, with ``--dry-run``, the import would succeed); 1 nothing
+imported because the file is not valid (every reason is printed, and the counts say what
+*would* have been imported); 2 a bad argument, setting or unknown incident.
 """
 
 from __future__ import annotations
@@ -73,51 +74,53 @@ def pfif_export(
     typer.echo(f"Wrote {output} ({size:,} bytes, PFIF {pfif_version}).")
 
 
-def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **extra: str) -> None:
+def _run_import(
+    kind: str, path: Path, incident_id: str, skip_invalid: bool, dry_run: bool, source: str = ""
+) -> None:
+    """Import (or, with ``dry_run``, only count what the import would do, by the same code
+    rolled back: :mod:`trace_app.domain.import_runs`). A dry run or a refused file says
+    what *would* have been imported; a real one what was."""
+    from trace_app.domain import import_runs
     from trace_app.domain.audit import require_audit
     from trace_app.domain.errors import TraceError
-    from trace_app.domain.pfif_import import ImportRefusedError, import_pfif, import_shelter_csv
+    from trace_app.domain.pfif_import import ImportRefusedError
     from trace_app.interchange.pfif import PfifError
-    from trace_app.store.db import WRITE_TRANSACTION, Database
+    from trace_app.store.db import Database
 
     settings = trace_settings()
+    request = import_runs.ImportRequest(
+        import_runs.ImportKind(kind), incident_id, source_name=source, skip_invalid=skip_invalid
+    )
     try:
         stream = path.open("rb")
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}", 2)
     db = Database.from_settings(settings)
     by_line = kind == "csv"
+    domain, max_bytes = settings.pfif_domain, settings.pfif_max_bytes
     try:
         with stream, require_audit(db.sessions()) as session:
-            try:
-                session.connection(execution_options=WRITE_TRANSACTION)
-                if kind == "csv":
-                    summary = import_shelter_csv(
+            if dry_run:
+                outcome = import_runs.dry_run(
+                    session, request, stream, actor=operator(), domain=domain, max_bytes=max_bytes
+                )
+            else:
+                try:
+                    summary = import_runs.run_import(
                         session,
-                        incident_id,
+                        request,
                         stream,
-                        source_name=extra["source"],
-                        domain=settings.pfif_domain,
-                        max_bytes=settings.pfif_max_bytes,
-                        skip_invalid=skip_invalid,
                         actor=operator(),
+                        domain=domain,
+                        max_bytes=max_bytes,
                     )
-                else:
-                    summary = import_pfif(
-                        session,
-                        incident_id,
-                        stream,
-                        domain=settings.pfif_domain,
-                        max_bytes=settings.pfif_max_bytes,
-                        skip_invalid=skip_invalid,
-                        actor=operator(),
-                    )
-                session.commit()
-            except BaseException:
-                session.rollback()
-                raise
+                    session.commit()
+                except BaseException:
+                    session.rollback()
+                    raise
+                outcome = import_runs.ImportOutcome(summary, saved=True)
     except ImportRefusedError as exc:
-        for line in exc.summary.lines(by_line=by_line):
+        for line in exc.summary.lines(by_line=by_line, saved=False):
             typer.echo(line, err=True)
         fail(str(exc), 1)
     except PfifError as exc:
@@ -126,8 +129,16 @@ def _run_import(kind: str, path: Path, incident_id: str, skip_invalid: bool, **e
         fail(str(exc), 2)
     finally:
         db.dispose()
-    for line in summary.lines(by_line=by_line):
+    for line in outcome.summary.lines(by_line=by_line, saved=outcome.saved):
         typer.echo(line)
+    if dry_run:
+        if outcome.refused:
+            typer.echo(f"Dry run: {outcome.refused}", err=True)
+            raise typer.Exit(1)
+        typer.echo("Dry run: nothing was saved. Run again without --dry-run to import.")
+
+
+DRY_RUN_HELP = "Only say what the import would do (the same code, rolled back); save nothing."
 
 
 @pfif_app.command("import")
@@ -137,10 +148,11 @@ def pfif_import(
     skip_invalid: bool = typer.Option(
         False, "--skip-invalid", help="Keep the valid records; list the invalid ones by id."
     ),
+    dry_run: bool = typer.Option(False, "--dry-run", help=DRY_RUN_HELP),
 ) -> None:
     """Import persons as people and notes as reports, all or nothing (see --skip-invalid);
     the same file twice adds nothing."""
-    _run_import("pfif", file, incident, skip_invalid)
+    _run_import("pfif", file, incident, skip_invalid, dry_run)
 
 
 @import_app.command("csv")
@@ -151,7 +163,8 @@ def csv_import(
     skip_invalid: bool = typer.Option(
         False, "--skip-invalid", help="Keep the valid rows; list the bad ones by line."
     ),
+    dry_run: bool = typer.Option(False, "--dry-run", help=DRY_RUN_HELP),
 ) -> None:
     """Import a shelter list: one person and one report from SOURCE per row; every bad row
     is reported by its line number."""
-    _run_import("csv", file, incident, skip_invalid, source=source)
+    _run_import("csv", file, incident, skip_invalid, dry_run, source=source)

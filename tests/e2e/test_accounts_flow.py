@@ -62,7 +62,7 @@ def test_reporter_publishes_is_refused_a_review_reviewer_decides_admin_reads_the
     report_id = queue["items"][0]["report_id"]
     page.goto(live_server.url(f"/incidents/{incident_id}/reviews"))
     item = page.locator(f"#review-{report_id}")
-    item.get_by_label("first_hand").check()
+    item.get_by_label("First-hand confirmed").check()
     item.get_by_label("How did you decide?").fill("A reporter trying to decide")
     with page.expect_response(f"**/reports/{report_id}/review") as refused:
         item.get_by_role("button", name="Record decision").click()
@@ -84,7 +84,7 @@ def test_reporter_publishes_is_refused_a_review_reviewer_decides_admin_reads_the
     live_server.sign_in(page, REVIEWER)
     page.goto(live_server.url(f"/incidents/{incident_id}/reviews"))
     item = page.locator(f"#review-{report_id}")
-    item.get_by_label("first_hand").check()
+    item.get_by_label("First-hand confirmed").check()
     item.get_by_label("How did you decide?").fill("Phoned the ward, who met the family")
     screenshot(page, "accounts-reviewer-deciding")
     item.get_by_role("button", name="Record decision").click()

@@ -35,7 +35,7 @@ def test_a_person_decides_on_the_reviews_page(
     card = item.locator("article.investigation-card")
     assert card.get_attribute("data-status") == "NEEDS_REVIEW"
     assert item.locator("mark.cue").count() == len(first["evidence"])
-    item.get_by_label("first_hand").check()
+    item.get_by_label("First-hand confirmed").check()
     item.get_by_label("How did you decide?").fill("Phoned the duty officer, who met the family")
     screenshot(page, "review-deciding")
     item.get_by_role("button", name="Record decision").click()
@@ -49,12 +49,20 @@ def test_a_person_decides_on_the_reviews_page(
     decision.wait_for()
     assert decision.get_attribute("data-decision") == "first_hand"
     assert "Phoned the duty officer" in decision.inner_text()
+    assert "A reviewer confirmed the report is a first-hand account" in decision.inner_text()
+    headline = page.locator("#investigation-card .investigation-headline").inner_text()
+    assert headline == "Reviewed: first-hand confirmed"
     screenshot(page, "review-decided-on-card")
 
     after = live_server.api("GET", f"/api/reports/{first['report_id']}/investigation")
     assert after["review"]["decision"] == "first_hand"
-    assert {k: v for k, v in after.items() if k != "review"} == {
-        k: v for k, v in run_before.items() if k != "review"
+    assert (run_before["headline"], after["headline"]) == (
+        "Needs review",
+        "Reviewed: first-hand confirmed",
+    )
+    shown = ("review", "headline")  # the decision shows; the saved run is unchanged
+    assert {k: v for k, v in after.items() if k not in shown} == {
+        k: v for k, v in run_before.items() if k not in shown
     }
     live_server.reset()
 
@@ -113,9 +121,9 @@ def test_every_page_fits_a_390px_phone(
     assert width <= PHONE["width"], f"{name}: {width}px wide"
     links = phone.locator("header.top a, header.top button")
     # signed in as a coordinator: the brand, Incidents, Organizations, People, Reports,
-    # Reviews and Reset demo (an error page knows no incident: the brand, Incidents,
-    # Organizations and Reset)
-    assert links.count() == (4 if name == "not-found" else 7)
+    # Reviews, Import, Export and Reset demo (an error page knows no incident: the brand,
+    # Incidents, Organizations, Import, Export and Reset)
+    assert links.count() == (6 if name == "not-found" else 9)
     for link in links.all():
         box = link.bounding_box()
         label = link.inner_text()

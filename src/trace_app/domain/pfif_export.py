@@ -37,7 +37,7 @@ from trace_app.store.models import Claim, Incident, Organization, Person, Report
 BATCH = 500
 
 
-def _person_record_ids(session: Session, incident_id: str, domain: str) -> dict[str, str]:
+def person_record_ids(session: Session, incident_id: str, domain: str) -> dict[str, str]:
     """Every person's record id in the incident (a link may name anyone)."""
     ids = {
         pid: f"{domain}/{pid}"
@@ -181,7 +181,7 @@ def export_records(
     incident = session.get(Incident, incident_id)
     if incident is None:
         raise NotFoundError(f"No incident with id {incident_id!r}.")
-    record_ids = _person_record_ids(session, incident_id, domain)
+    record_ids = person_record_ids(session, incident_id, domain)
     return _records(session, incident, record_ids, domain, batch)
 
 

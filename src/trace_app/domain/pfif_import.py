@@ -115,14 +115,28 @@ class ImportSummary:
         if len(self.flagged) < MAX_LISTED:
             self.flagged.append(item)
 
-    def lines(self, *, by_line: bool = False) -> list[str]:
+    def headline(self, *, saved: bool) -> str:
+        """The counts in words: what was done (``saved``), or for a dry run or a refused
+        file what *would* have been done, with nothing saved."""
+        if saved:
+            return (
+                f"people added: {self.people_added}, attached to existing people: "
+                f"{self.people_matched}, notes added: {self.notes_added}, "
+                f"skipped: {self.skipped_count}, invalid: {self.invalid_count}"
+            )
+        return (
+            f"nothing was saved; the import would have added {self.people_added} "
+            f"{'person' if self.people_added == 1 else 'people'}, attached "
+            f"{self.people_matched} to existing people and added {self.notes_added} "
+            f"note{'' if self.notes_added == 1 else 's'} (skipped: {self.skipped_count}, "
+            f"invalid: {self.invalid_count})"
+        )
+
+    def lines(self, *, by_line: bool = False, saved: bool = True) -> list[str]:
         """The summary in words, for the command line (``by_line``: invalid records
-        named by their line, for a CSV file)."""
-        out = [
-            f"people added: {self.people_added}, attached to existing people: "
-            f"{self.people_matched}, notes added: {self.notes_added}, "
-            f"skipped: {self.skipped_count}, invalid: {self.invalid_count}"
-        ]
+        named by their line, for a CSV file; ``saved``: false for a dry run or a refused
+        file, whose counts say what would have happened)."""
+        out = [self.headline(saved=saved)]
         out += [f"skipped {s.kind} {s.record_id}: {s.reason}" for s in self.skipped]
         if by_line:
             out += [f"line {r.index}: " + "; ".join(r.reasons) for r in self.invalid]

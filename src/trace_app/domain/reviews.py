@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -39,23 +40,61 @@ class ReviewValue(enum.StrEnum):
 
     @property
     def meaning(self) -> str:
-        return REVIEW_MEANINGS[self]
+        return REVIEW_WORDS[self].meaning
+
+    @property
+    def label(self) -> str:
+        """A few plain words: "relay confirmed" (the headline says "Reviewed: ...")."""
+        return REVIEW_WORDS[self].label
+
+    @property
+    def sentence(self) -> str:
+        """What happened, as a sentence: "A reviewer confirmed the relay"."""
+        return REVIEW_WORDS[self].sentence
 
 
-REVIEW_MEANINGS: dict[ReviewValue, str] = {
-    ReviewValue.FIRST_HAND: (
-        "A person confirmed that the report is a first-hand account (for example by "
-        "contacting its writer)."
+@dataclass(frozen=True, slots=True)
+class ReviewWords:
+    """How pages and the API say a decision; its code (``first_hand``) is never shown."""
+
+    label: str
+    sentence: str
+    meaning: str
+
+
+# The one place that says each decision in plain words.
+REVIEW_WORDS: dict[ReviewValue, ReviewWords] = {
+    ReviewValue.FIRST_HAND: ReviewWords(
+        label="first-hand confirmed",
+        sentence="A reviewer confirmed the report is a first-hand account",
+        meaning=(
+            "A person confirmed that the report is a first-hand account (for example by "
+            "contacting its writer)."
+        ),
     ),
-    ReviewValue.RELAY_CONFIRMED: (
-        "A person confirmed that the report passes on another source's information, and "
-        "that the source says so."
+    ReviewValue.RELAY_CONFIRMED: ReviewWords(
+        label="relay confirmed",
+        sentence="A reviewer confirmed the relay",
+        meaning=(
+            "A person confirmed that the report passes on another source's information, "
+            "and that the source says so."
+        ),
     ),
-    ReviewValue.NOT_RELIABLE: (
-        "A person decided that the report cannot be relied on (for example unconfirmed "
-        "hearsay, or a source that denies it)."
+    ReviewValue.NOT_RELIABLE: ReviewWords(
+        label="not reliable",
+        sentence="A reviewer judged the report not reliable",
+        meaning=(
+            "A person decided that the report cannot be relied on (for example unconfirmed "
+            "hearsay, or a source that denies it)."
+        ),
     ),
 }
+REVIEW_MEANINGS: dict[ReviewValue, str] = {value: w.meaning for value, w in REVIEW_WORDS.items()}
+
+
+def reviewed_headline(decision: ReviewValue) -> str:
+    """The result card's headline once a person decided on the result it shows."""
+    return f"Reviewed: {decision.label}"
 
 
 class ReviewRefusedError(InvalidInputError):
@@ -171,3 +210,18 @@ def review_history(
         .limit(limit)
     ).all()
     return list(rows), int(total or 0)
+
+
+def recent_decisions(
+    session: Session, incident_id: str, *, limit: int = 10
+) -> list[tuple[ReviewDecision, str]]:
+    """The incident's newest decisions with their report's summary, newest first, for the
+    Reviews page's "Recently decided" list (one statement)."""
+    rows = session.execute(
+        select(ReviewDecision, Report.summary)
+        .join(Report, Report.id == ReviewDecision.report_id)
+        .where(ReviewDecision.incident_id == incident_id)
+        .order_by(ReviewDecision.decided_at.desc(), ReviewDecision.id.desc())
+        .limit(limit)
+    )
+    return [(row[0], row[1]) for row in rows]

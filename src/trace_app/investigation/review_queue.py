@@ -65,6 +65,17 @@ def review_queue(session: Session, incident_id: str, *, offset: int, limit: int)
     return Page(items=items, total=len(waiting), offset=offset, limit=limit)
 
 
+def card_headline(status: Status, decided_on_shown_run: ReviewValue | None) -> str:
+    """What a result card (and the person page) says first: "Needs review" until a person
+    decides on the run it shows, then "Reviewed: relay confirmed" (the decision in plain
+    words, :data:`trace_app.domain.reviews.REVIEW_WORDS`). A decision made on an earlier
+    run does not count: the newer result awaits a decision again. Other statuses say
+    their own headline."""
+    if status is Status.NEEDS_REVIEW and decided_on_shown_run is not None:
+        return reviews.reviewed_headline(decided_on_shown_run)
+    return status.headline
+
+
 def awaiting_result(
     session: Session, report_id: str
 ) -> tuple[InvestigationRun, InvestigationResult]:

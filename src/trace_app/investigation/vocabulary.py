@@ -39,6 +39,10 @@ class Status(enum.StrEnum):
     def icon(self) -> str:
         return STATUS_ICONS[self]
 
+    @property
+    def headline(self) -> str:
+        return STATUS_HEADLINES[self]
+
 
 class Mode(enum.StrEnum):
     """Where a result came from."""
@@ -90,6 +94,17 @@ STATUS_MEANINGS: dict[Status, str] = {
     Status.BUDGET_LIMIT: (
         "This server has used up its request cap for model calls. No model was asked."
     ),
+}
+
+# The result card's headline in plain words (before any person's decision; see
+# trace_app.investigation.review_queue.card_headline).
+STATUS_HEADLINES: dict[Status, str] = {
+    Status.COMPLETED: "First-hand account",
+    Status.NEEDS_REVIEW: "Needs review",
+    Status.PARTIAL: "Stopped early",
+    Status.UNAVAILABLE: "Not checked",
+    Status.FAILED: "Check failed",
+    Status.BUDGET_LIMIT: "Model budget used up",
 }
 
 # What a responder does next, shown right after the status on the result card.

@@ -32,6 +32,7 @@ from trace_app.web import (
     account_routes,
     alert_routes,
     api,
+    interchange_pages,
     interchange_routes,
     investigation_routes,
     member_routes,
@@ -124,6 +125,7 @@ def create_app(
     app.include_router(account_routes.api_router)
     app.include_router(api.router)
     app.include_router(interchange_routes.router)
+    app.include_router(interchange_pages.router)
     app.include_router(member_routes.router)
     app.include_router(pages.router)
     app.include_router(person_routes.api_router)

@@ -17,7 +17,7 @@ from starlette.responses import Response
 from trace_app.domain.audit import require_audit
 from trace_app.store.db import Database
 from trace_app.store.models import Report
-from trace_app.web.evidence_view import cue_segments
+from trace_app.web.evidence_view import cue_segments, result_headline
 
 ReportContextProvider = Callable[[Session, Report], dict[str, Any]]
 """Adds names to the report view's template context (e.g. the investigation's saved
@@ -36,6 +36,7 @@ def make_templates() -> Jinja2Templates:
     env.filters["when"] = format_when
     env.filters["status_badge"] = status_badge
     env.globals["cue_segments"] = cue_segments
+    env.globals["result_headline"] = result_headline
     return Jinja2Templates(env=env)
 
 

@@ -1,5 +1,7 @@
 """PFIF over HTTP: ``GET /api/incidents/{id}/pfif`` streams the incident as PFIF 1.4,
-``POST /api/incidents/{id}/pfif`` (``application/xml``) imports a PFIF 1.1-1.4 document.
+``POST /api/incidents/{id}/pfif`` (``application/xml``) imports a PFIF 1.1-1.4 document
+(``dry_run=true``: only says what it would do), and ``GET /api/incidents/{id}/people.csv``
+streams the people with their current status.
 
 Exporting needs ``pfif:read`` and importing ``pfif:write`` (a coordinator) in the incident;
 both are audited. The import's body is streamed to a temporary file (at most 1 MiB of it
@@ -27,14 +29,15 @@ from sqlalchemy.orm import Session
 
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
-from trace_app.domain import audit
+from trace_app.domain import audit, import_runs
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import NotFoundError
+from trace_app.domain.import_runs import ImportKind, ImportRequest
+from trace_app.domain.people_csv_export import iter_people_csv
 from trace_app.domain.pfif_export import iter_incident_pfif
-from trace_app.domain.pfif_import import ImportRefusedError, ImportSummary, import_pfif
+from trace_app.domain.pfif_import import ImportRefusedError, ImportSummary
 from trace_app.interchange.pfif import PfifError, PfifTooLargeError
 from trace_app.settings import TraceSettings
-from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.web.api import IncidentId
 from trace_app.web.auth import authorize, needs
 from trace_app.web.deps import open_session
@@ -43,6 +46,7 @@ from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_respons
 router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 
 XML = "application/xml"
+CSV = "text/csv"
 
 
 class SkippedOut(BaseModel):
@@ -144,23 +148,66 @@ def export_pfif(
     1.4, written as it is read from the database (see docs/interchange.md). Audited as
     ``pfif.export`` (who took a copy of whose data, and when)."""
     authorize(principal, Permission.PFIF_READ, incident_id)
+    try:
+        return stream_export(request, principal, incident_id, f"pfif-{version}")
+    except NotFoundError as exc:
+        return trace_error_response(404, exc)
+
+
+@router.get(
+    "/incidents/{incident_id}/people.csv",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "The incident's people with their current status (CSV, streamed)",
+            "content": {CSV: {"schema": {"type": "string"}}},
+        },
+        404: {"model": ErrorOut, "description": "No such incident"},
+    },
+)
+def export_people_csv(
+    incident_id: IncidentId,
+    request: Request,
+    principal: Principal = needs(Permission.PFIF_READ),
+) -> Response:
+    """One row per person with the current status, where it was said and by whom, and
+    whether an alert is open (columns in docs/interchange.md). Audited as
+    ``people.export``."""
+    authorize(principal, Permission.PFIF_READ, incident_id)
+    try:
+        return stream_export(request, principal, incident_id, "people-csv")
+    except NotFoundError as exc:
+        return trace_error_response(404, exc)
+
+
+def stream_export(
+    request: Request, principal: Principal, incident_id: str, chosen: str
+) -> Response:
+    """A streamed export, ``chosen`` among ``pfif-1.4``, ``pfif-1.3`` and ``people-csv``,
+    with its audit row (``pfif.export`` or ``people.export``), for the API and the Export
+    page. NotFoundError for an unknown incident, before anything is audited."""
+    domain = _settings(request).pfif_domain
     session = open_session(request)
     try:
-        chunks = iter_incident_pfif(
-            session, incident_id, domain=_settings(request).pfif_domain, version=version
-        )
-    except NotFoundError as exc:
+        if chosen == "people-csv":
+            chunks = iter_people_csv(session, incident_id, domain=domain)
+            action, media, suffix, what = "people.export", CSV, "people.csv", "people CSV"
+        else:
+            version = chosen.removeprefix("pfif-")
+            chunks = iter_incident_pfif(session, incident_id, domain=domain, version=version)
+            action, media, suffix, what = "pfif.export", XML, "pfif.xml", f"PFIF {version}"
+    except BaseException:
         session.close()
-        return trace_error_response(404, exc)
+        raise
     with open_session(request) as audit_session:
         audit.record(
             audit_session,
             principal.actor,
-            "pfif.export",
+            action,
             object_type="incident",
             object_id=incident_id,
             incident_id=incident_id,
-            after={"format": f"PFIF {version}"},
+            after={"format": what},
         )
         audit_session.commit()
 
@@ -170,10 +217,10 @@ def export_pfif(
         finally:
             session.close()
 
-    filename = f"trace-{incident_id}.pfif.xml"
+    filename = f"trace-{incident_id}.{suffix}"
     return StreamingResponse(
         stream(),
-        media_type=XML,
+        media_type=media,
         headers={"content-disposition": f'attachment; filename="{filename}"'},
     )
 
@@ -185,19 +232,23 @@ def _import(
     settings: TraceSettings,
     skip: bool,
     actor: Actor,
+    dry_run: bool = False,
 ) -> tuple[int, Any]:
+    request = ImportRequest(ImportKind.PFIF, incident_id, skip_invalid=skip)
+    domain, max_bytes = settings.pfif_domain, settings.pfif_max_bytes
     try:
-        session.connection(execution_options=WRITE_TRANSACTION)
-        summary = import_pfif(
-            session,
-            incident_id,
-            body,
-            domain=settings.pfif_domain,
-            max_bytes=settings.pfif_max_bytes,
-            skip_invalid=skip,
-            actor=actor,
-        )
-        session.commit()
+        if dry_run:
+            outcome = import_runs.dry_run(
+                session, request, body, actor=actor, domain=domain, max_bytes=max_bytes
+            )
+            if outcome.refused:
+                raise ImportRefusedError(outcome.summary)
+            summary = outcome.summary
+        else:
+            summary = import_runs.run_import(
+                session, request, body, actor=actor, domain=domain, max_bytes=max_bytes
+            )
+            session.commit()
     except NotFoundError as exc:
         session.rollback()
         return 404, {"detail": str(exc), "code": exc.code}
@@ -214,7 +265,7 @@ def _import(
     except BaseException:
         session.rollback()
         raise
-    return 200, ImportSummaryOut.of(summary, saved=True).model_dump(mode="json")
+    return 200, ImportSummaryOut.of(summary, saved=not dry_run).model_dump(mode="json")
 
 
 @router.post(
@@ -248,20 +299,35 @@ async def import_pfif_route(
     skip_invalid: Annotated[
         bool, Query(description="Keep the valid records, list the invalid")
     ] = False,
+    dry_run: Annotated[
+        bool,
+        Query(
+            description="Only say what the import would do (the same import, rolled back): "
+            "saved is false and nothing is kept"
+        ),
+    ] = False,
     principal: Principal = needs(Permission.PFIF_WRITE),
 ) -> JSONResponse:
     """Import a PFIF document into the incident, all or nothing (unless ``skip_invalid``);
-    importing the same document again adds nothing."""
+    importing the same document again adds nothing. With ``dry_run`` the answer says what
+    it would do, and nothing is kept."""
     authorize(principal, Permission.PFIF_WRITE, incident_id)
     settings = _settings(request)
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY_BYTES) as body:
         async for chunk in request.stream():
             await run_in_threadpool(body.write, chunk)
         body.seek(0)
-        async with _import_turn(request):
+        async with import_turn(request):
             with open_session(request) as session:
                 status, payload = await run_in_threadpool(
-                    _import, session, incident_id, body, settings, skip_invalid, principal.actor
+                    _import,
+                    session,
+                    incident_id,
+                    body,
+                    settings,
+                    skip_invalid,
+                    principal.actor,
+                    dry_run,
                 )
     return JSONResponse(payload, status_code=status)
 
@@ -270,7 +336,7 @@ async def import_pfif_route(
 SPOOL_IN_MEMORY_BYTES = 1024 * 1024
 
 
-def _import_turn(request: Request) -> asyncio.Lock:
+def import_turn(request: Request) -> asyncio.Lock:
     """Imports take turns in this process: each holds a chunk of records and a write
     transaction, so four at once would only queue on the database while using four
     times the memory."""

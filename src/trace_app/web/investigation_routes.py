@@ -8,7 +8,8 @@
 - ``GET /api/reports/{report_id}/investigation`` shows the saved result, or 404. It never
   calls a model.
 - Both answers carry ``review``: the person's current decision on the report's result
-  (``trace_app.web.review_routes``), or null.
+  (``trace_app.web.review_routes``; who, when, its code and plain words), or null, and
+  ``headline``: the card's first words ("Needs review", "Reviewed: relay confirmed").
 - ``GET /api/ledger`` shows the ledger's counts and cap (no secrets).
 - ``POST /reports/{report_id}/investigate`` is the panel's form. With htmx it answers with
   the result card. Without JavaScript it answers 303 (Post/Redirect/Get) to
@@ -52,7 +53,8 @@ from trace_app.store.models import Report
 from trace_app.web.auth import authorize, needs
 from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
-from trace_app.web.review_routes import review_card_context, review_json
+from trace_app.web.evidence_view import result_headline
+from trace_app.web.review_routes import ReviewOut, review_card_context, review_json
 from trace_app.web.throttle import PassphraseThrottle, Refusal
 
 router = APIRouter(tags=["investigation"])
@@ -266,9 +268,17 @@ def _with_review(result: InvestigationResult, review: dict[str, Any] | None) -> 
     also inside ``latest_saved_run`` (which is exactly what the saved-result GET shows)."""
     data = result.as_json()
     data["review"] = review
-    if data["latest_saved_run"] is not None:
+    data["headline"] = _headline(result, review)
+    if data["latest_saved_run"] is not None and result.latest_saved is not None:
         data["latest_saved_run"]["review"] = review
+        data["latest_saved_run"]["headline"] = _headline(result.latest_saved, review)
     return data
+
+
+def _headline(result: InvestigationResult, review: dict[str, Any] | None) -> str:
+    """The card's headline in the API: "Needs review", or "Reviewed: relay confirmed"."""
+    shown = ReviewOut.model_validate(review) if review is not None else None
+    return result_headline(result, shown)
 
 
 def _review_names(request: Request, report_id: str) -> dict[str, Any]:

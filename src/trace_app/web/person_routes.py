@@ -24,6 +24,7 @@ from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
+from trace_app.domain import reviews
 from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.links import LinkView, decide_link_and_commit, link_history
 from trace_app.domain.person_view import ClaimDetail, CurrentStatus, PersonDetail, person_detail
@@ -40,6 +41,8 @@ from trace_app.web.errors import (
     ValidationErrorOut,
     trace_error_response,
 )
+from trace_app.web.evidence_view import result_headline
+from trace_app.web.review_routes import ReviewOut
 
 api_router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 page_router = APIRouter(include_in_schema=False)
@@ -52,21 +55,32 @@ class InvestigationOut(BaseModel):
 
     status: str
     status_meaning: str
+    headline: str = Field(description="'Needs review', 'Reviewed: relay confirmed', ...")
     attribution: str | None
     support: str | None
     reason: str
     run_at: datetime | None
+    review: ReviewOut | None = Field(
+        description="The report's current decision by a person (who, when, plain words)."
+    )
 
 
 def saved_results(session: Session, report_ids: list[str]) -> dict[str, InvestigationOut]:
-    """The saved investigation result of each report that has one (reads only)."""
+    """The saved investigation result of each report that has one, with the report's
+    current review decision (reads only)."""
     found: dict[str, InvestigationOut] = {}
-    for report_id in dict.fromkeys(report_ids):
+    unique = list(dict.fromkeys(report_ids))
+    decisions = reviews.latest_reviews(session, unique)
+    for report_id in unique:
         run = evidence_store.latest_run_for_report(session, report_id)
         if run is None:
             continue
         result = evidence_store.result_from_run(run)
+        decision = decisions.get(report_id)
+        review = ReviewOut.of(decision, run.id) if decision is not None else None
         found[report_id] = InvestigationOut(
+            headline=result_headline(result, review),
+            review=review,
             status=result.status.value,
             status_meaning=result.status_meaning,
             attribution=result.attribution,

@@ -63,7 +63,11 @@ class ReviewOut(BaseModel):
     id: str
     report_id: str
     run_id: str = Field(description="The saved investigation run the person decided on.")
-    decision: ReviewValue
+    decision: ReviewValue = Field(description="The decision's code (for programs).")
+    decision_label: str = Field(description="The decision in a few plain words.")
+    decision_sentence: str = Field(
+        description="What happened, in plain words: 'A reviewer confirmed the relay'."
+    )
     decision_meaning: str
     note: str
     decided_at: datetime
@@ -82,6 +86,8 @@ class ReviewOut(BaseModel):
             report_id=row.report_id,
             run_id=row.run_id,
             decision=value,
+            decision_label=value.label,
+            decision_sentence=value.sentence,
             decision_meaning=value.meaning,
             note=row.note,
             decided_at=row.decided_at,
@@ -310,11 +316,18 @@ def _reviews_page(
         )
         decided = request.query_params.get("decided", "")
         decided_report = None
+        decided_review = None
         if decided:
             try:
                 decided_report = queries.get_report(session, decided)
             except NotFoundError:
                 decided_report = None
+            else:
+                decided_review = current_review(session, decided_report.id)
+        recent = [
+            {"review": ReviewOut.of(row, None), "summary": summary}
+            for row, summary in reviews.recent_decisions(session, incident_id)
+        ]
         return render(
             request,
             "reviews.html",
@@ -332,6 +345,8 @@ def _reviews_page(
                     for item in page.items
                 ],
                 "decided_report": decided_report,
+                "decided_review": decided_review,
+                "recent": recent,
                 "refused": refused or {},
                 "review_values": list(ReviewValue),
                 "review_meanings": REVIEW_MEANINGS,

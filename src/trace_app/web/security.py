@@ -10,7 +10,8 @@
   (also not sendable cross-site without a preflight) up to ``xml_body_bytes``.
   Every other unsafe request (HTML forms, htmx) must carry the double-submit token: the
   ``trace_csrf`` cookie's value in the ``csrf_token`` form field or the ``X-CSRF-Token``
-  header (403 otherwise).
+  header (403 otherwise). The Import page's upload (``POST /import``, multipart) is
+  streamed, not buffered: its token is checked by the route (:func:`csrf_field_matches`).
 - **Headers**: a strict Content-Security-Policy (scripts and styles from this server
   only), ``nosniff``, no framing, same-origin referrers, and ``Cache-Control: no-store``
   on everything but ``/static/`` (pages and API answers hold personal data).
@@ -54,8 +55,24 @@ DOCS_PATHS = frozenset({"/docs", "/redoc"})
 STATIC_PREFIX = "/static/"
 # The API operations whose body is XML (a PFIF document), and may be larger.
 XML_API_PATH = re.compile(r"^/api/incidents/[^/]+/pfif$")
+# The Import page's upload (multipart): streamed like the XML body, up to the same limit
+# plus room for the form's other fields. Its CSRF token is a form field inside the body,
+# so the route checks it (:func:`csrf_field_matches`) before it does anything.
+UPLOAD_PAGE_PATH = re.compile(r"^/import$")
+UPLOAD_FORM_OVERHEAD = 64 * 1024
+
+EXPIRED_FORM = "The form has expired or came from another site. Reload the page and try again."
 
 log = logging.getLogger(__name__)
+
+
+def csrf_field_matches(cookie_header: str | None, sent: str) -> bool:
+    """For a route whose body the middleware streams (the Import page's upload): does the
+    form's ``csrf_token`` field match the cookie's token?"""
+    cookie = _cookie_token(Headers({"cookie": cookie_header})) if cookie_header else None
+    if not cookie or not sent:
+        return False
+    return secrets.compare_digest(sent.encode(), cookie.encode())
 
 
 class _TooLarge(Exception):
@@ -113,7 +130,10 @@ class SecurityMiddleware:
         path: str = scope.get("path", "")
         is_api = path.startswith("/api/")
         is_xml = is_api and XML_API_PATH.match(path) is not None
+        is_upload = not is_api and UPLOAD_PAGE_PATH.match(path) is not None
         limit = self.xml_body_bytes if is_xml else self.max_body_bytes
+        if is_upload:
+            limit = self.xml_body_bytes + UPLOAD_FORM_OVERHEAD
         cookie_token = _cookie_token(headers)
         token = cookie_token or secrets.token_urlsafe(32)
         scope.setdefault("state", {})["csrf_token"] = token
@@ -137,7 +157,7 @@ class SecurityMiddleware:
         # An XML upload (a PFIF import) is not buffered here: its checks need only the
         # headers, and the route streams it to a temporary file; its size is counted as
         # it passes (413 past the limit).
-        streamed = has_body and is_xml
+        streamed = has_body and (is_xml or is_upload)
         body = b""
         if has_body and not streamed:
             try:
@@ -147,7 +167,9 @@ class SecurityMiddleware:
                 return
 
         if method in UNSAFE_METHODS:
-            problem = self._cross_site_problem(scope, headers, body, is_api, cookie_token, is_xml)
+            problem = self._cross_site_problem(
+                scope, headers, body, is_api, cookie_token, is_xml, is_upload
+            )
             if problem is not None:
                 status, message = problem
                 await _refuse(send, status, message, is_api)
@@ -184,9 +206,15 @@ class SecurityMiddleware:
         is_api: bool,
         cookie_token: str | None,
         is_xml: bool = False,
+        is_upload: bool = False,
     ) -> tuple[int, str] | None:
         if not _same_origin(scope, headers):
             return 403, "Cross-site requests are refused."
+        if is_upload:
+            # the token is in the streamed body: the route compares it with the cookie
+            if cookie_token is None:
+                return 403, EXPIRED_FORM
+            return None
         if is_api:
             media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if is_xml:
@@ -201,10 +229,7 @@ class SecurityMiddleware:
         if sent is None and media == "application/x-www-form-urlencoded":
             sent = _form_token(body)
         if cookie_token is None or sent is None or not secrets.compare_digest(sent, cookie_token):
-            return (
-                403,
-                "The form has expired or came from another site. Reload the page and try again.",
-            )
+            return 403, EXPIRED_FORM
         return None
 
     async def _read_body(self, receive: Receive, limit: int) -> bytes:

@@ -121,6 +121,32 @@ PFIF = (
 
 Call = Callable[[TestClient, dict[str, str]], Any]
 
+SHELTER_LIST = b"full_name,age\nAccess Shelter Person,44\n"
+
+
+def _upload(client: TestClient, ids: dict[str, str]) -> Any:
+    """The Import page's upload (multipart: its token is a form field in the body)."""
+    form = {
+        "csrf_token": csrf(client),
+        "incident_id": ids["incident_id"],
+        "kind": "csv",
+        "source_name": "Access Test Camp",
+    }
+    return client.post("/import", data=form, files={"file": ("list.csv", SHELTER_LIST)})
+
+
+def _confirm_upload(client: TestClient, ids: dict[str, str]) -> Any:
+    """Confirm the upload this client previewed (the preview is another route's row: the
+    audit rows are counted from here, so the upload goes first, out of the count)."""
+    token = ids.get("token", "A" * 32)  # none previewed: the permission check answers first
+    return client.post(f"/import/{token}/confirm", data={"csrf_token": csrf(client)})
+
+
+def _previewed(client: TestClient, ids: dict[str, str]) -> dict[str, str]:
+    sent = _upload(client, ids)
+    assert sent.status_code == 303, sent.text[:300]
+    return {**ids, "token": sent.headers["location"].rsplit("/", 1)[1]}
+
 
 def _form(client: TestClient, path: str, data: dict[str, str]) -> Any:
     return client.post(path, data={**data, "csrf_token": csrf(client)})
@@ -227,6 +253,24 @@ EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
         lambda c, ids: c.get(f"/api/incidents/{ids['incident_id']}/pfif"),
         "pfif.export",
     ),
+    ("GET", "/api/incidents/{incident_id}/people.csv"): (
+        lambda c, ids: c.get(f"/api/incidents/{ids['incident_id']}/people.csv"),
+        "people.export",
+    ),
+    ("GET", "/export/file"): (
+        lambda c, ids: c.get(
+            "/export/file", params={"incident_id": ids["incident_id"], "format": "people-csv"}
+        ),
+        "people.export",
+    ),
+    ("POST", "/import"): (
+        lambda c, ids: _upload(c, ids),
+        "import.preview",
+    ),
+    ("POST", "/import/{token}/confirm"): (
+        lambda c, ids: _confirm_upload(c, ids),
+        "csv.import",
+    ),
     ("POST", "/account/password"): (
         lambda c, ids: _form(
             c,
@@ -281,6 +325,8 @@ def test_every_state_change_writes_exactly_one_audit_row(app: FastAPI) -> None:
     for key, (call, action) in EXAMPLES.items():
         with signed_in(app) as client:  # a fresh admin: logout and password end sessions
             ids = _ids(client)
+            if key == ("POST", "/import/{token}/confirm"):
+                ids = _previewed(client, ids)
             before = _audit_rows(app)
             response = call(client, ids)
             assert response.status_code < 400 or key == ("POST", "/login"), (
@@ -329,7 +375,8 @@ def test_a_stranger_gets_401_or_the_login_page_everywhere(app: FastAPI) -> None:
 
 
 def _state_changing(app: FastAPI) -> list[tuple[str, str]]:
-    return sorted((m, p) for m, p in EXAMPLES if m in UNSAFE or p.endswith("/pfif"))
+    audited_reads = ("/pfif", "/people.csv", "/export/file")
+    return sorted((m, p) for m, p in EXAMPLES if m in UNSAFE or p.endswith(audited_reads))
 
 
 @pytest.mark.parametrize("who", ["viewer", "reporter-elsewhere"])

@@ -368,6 +368,8 @@ RESULT_KEYS = {
     "lowered_by_evidence",
     # issue 15: the person's current decision on the report's saved result (or null)
     "review",
+    # issue 23: the card's headline in plain words ("Needs review", "Reviewed: ...")
+    "headline",
 }
 CUE_KEYS = {"start", "end", "kind", "words", "language"}
 USAGE_KEYS = {"prompt_tokens", "completion_tokens", "estimated_tokens", "source"}
