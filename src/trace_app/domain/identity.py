@@ -60,7 +60,7 @@ AGE_TOLERANCE = 2
 CLOSE_SPELLING_SCORE = 88.0
 MAX_ALTERNATE_NAMES = 10
 # a cheap first pass over transliterated names, below every look-alike reason's score
-_PREFILTER_SCORE = 70.0
+PREFILTER_SCORE = 70.0
 
 
 class Reason:
@@ -384,7 +384,7 @@ def duplicate_candidates(
             near.update(keyless)  # no Latin reading: compare with the others that have none
             continue
         for _, _, at in process.extract(
-            query, lines, scorer=fuzz.ratio, score_cutoff=_PREFILTER_SCORE, limit=None
+            query, lines, scorer=fuzz.ratio, score_cutoff=PREFILTER_SCORE, limit=None
         ):
             near.add(owners[at])
     if not near:
@@ -408,13 +408,17 @@ def duplicate_candidates(
     return found
 
 
+def not_offered_ids(session: Session, person_id: str) -> set[str]:
+    """The people never offered as ``person_id``'s possible duplicates: every pair whose
+    current decision is "same" or "different", and the people decided "same" through
+    others (A same as B, B same as C: C is not offered to A)."""
+    return decided_other_ids(session, person_id) | set(same_person_ids(session, person_id))
+
+
 def possible_duplicates(session: Session, person: Person) -> list[PossibleDuplicate]:
     """The people of ``person``'s incident that may be the same person, with reasons,
-    leaving out every pair whose current decision is "same" or "different", and the
-    people decided "same" through others (A same as B, B same as C: C is not offered
-    to A)."""
-    decided = decided_other_ids(session, person.id) | set(same_person_ids(session, person.id))
-    return duplicate_candidates(session, person, decided)
+    leaving out those :func:`not_offered_ids` names."""
+    return duplicate_candidates(session, person, not_offered_ids(session, person.id))
 
 
 def get_person(session: Session, person_id: str) -> Person:
