@@ -197,6 +197,7 @@ def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     assert statuses["POST /api/reports/{report_id}/review", 201] > 0  # decisions recorded
     assert statuses["GET /api/incidents/{incident_id}/reviews", 200] > 0
     assert statuses["GET /api/incidents/{incident_id}/pfif", 200] > 0  # exports streamed
+    assert statuses["GET /api/incidents/{incident_id}/duplicates", 200] > 0  # queue pages read
     assert not failures, "\n".join(dict.fromkeys(failures))
 
 

@@ -32,6 +32,7 @@ from trace_app.web import (
     account_routes,
     api,
     duplicates_routes,
+    incident_settings_routes,
     interchange_routes,
     investigation_routes,
     member_routes,
@@ -128,6 +129,8 @@ def create_app(
     app.include_router(publish_routes.router)
     app.include_router(duplicates_routes.api_router)
     app.include_router(duplicates_routes.page_router)
+    app.include_router(incident_settings_routes.api_router)
+    app.include_router(incident_settings_routes.page_router)
     app.include_router(person_routes.api_router)
     app.include_router(person_routes.page_router)
     app.include_router(investigation_routes.router)

@@ -187,12 +187,13 @@ def _decide_pair(
     decision = next((d for d in QUEUE_DECISIONS if d.value == values["decision"]), None)
     if decision is None:
         return _refused(request, "Not decided", "Choose same person or different people.", 422)
-    with open_session(request) as session:
+    with open_session(request) as check:  # a short read: the write starts clean
         for pid in (values["person_id"], values["other_person_id"]):
-            person = session.get(Person, pid) if pid else None
+            person = check.get(Person, pid) if pid else None
             if person is None or person.incident_id != incident_id:
                 message = "Both people must be records of this incident."
                 return _refused(request, "Not decided", message, 404)
+    with open_session(request) as session:
         try:
             decide_link_and_commit(
                 session,

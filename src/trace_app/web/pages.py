@@ -166,6 +166,7 @@ def _people_page(
             "alerts": alerts,
             "closed_alerts": closed,
             "closed_note": request.query_params.get("closed") == "1",
+            "time_zone_set": request.query_params.get("time_zone_set") == "1",
             "filters": filters,
             "filter_query": urlencode({k: v for k, v in filters.items() if v}),
             "statuses": STATUSES,
