@@ -109,7 +109,8 @@ def test_reset_restores_the_seed(
     page.goto(live_server.url("/"))
     row = page.locator("tbody tr", has_text="Flood Relief Demo")
     assert row.locator("td").nth(1).inner_text() == str(seeded["reports"] + 1)
-    page.get_by_role("button", name="Reset demo").click()
+    page.get_by_role("link", name="Reset demo").click()  # it asks first
+    page.get_by_role("button", name="Delete everything and reset the demo").click()
     page.wait_for_url("**/?reset=1")
     assert "The demo was reset" in page.get_by_role("status").inner_text()
     row = page.locator("tbody tr", has_text="Flood Relief Demo")
