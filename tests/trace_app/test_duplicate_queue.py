@@ -227,3 +227,40 @@ def test_the_person_panel_shows_what_to_compare(web: TestClient) -> None:
     assert pair["first"]["name"] in panel
     if pair["first"]["source"]:
         assert pair["first"]["source"] in panel
+
+
+def test_every_reason_reaches_the_queue_as_on_person_pages(database: Database) -> None:
+    """The queue's first pass stops at the close-spelling score; every other reason makes
+    the Latin readings equal, so it finds exactly what person pages offer."""
+    incident = _incident(database)
+    names = [
+        ("Maya Gurung", 24),
+        ("M\u0430ya Gurung", 24),  # a Cyrillic a
+        ("Ram Thapa", 40),
+        ("Ram Tha\u200bpa", 40),  # a zero-width space
+        ("Hari Lama", 20),
+        ("Hari Lama", 70),  # the same name, ages far apart
+        ("\uff33ita Rai", 30),  # a full-width S
+        ("Sita Rai", 30),
+        ("सुनिता राई", 34),
+        ("Sunita Rai", 34),
+        ("Bishnu Shrestha", 50),
+        ("Bisnu Shrestha", 50),
+        ("Dawa Sherpa", 45),
+    ]
+    ids = [
+        _report(database, incident, name, age, ClaimStatus.SEEN, hour)
+        for hour, (name, age) in enumerate(names)
+    ]
+    with database.sessions() as s:
+        page = duplicates_page(s, incident, limit=100)
+        pairs = {frozenset((p.first.person_id, p.second.person_id)) for p in page.items}
+        codes = {c for p in page.items for c in (r.code for r in p.reasons)}
+        offered = set()
+        for pid in ids:
+            person = s.get(Person, pid)
+            assert person is not None
+            offered |= {frozenset((pid, d.person_id)) for d in possible_duplicates(s, person)}
+    assert pairs == offered
+    assert {"same_name", "invisible_characters", "confusable_characters"} <= codes
+    assert {"transliteration", "close_spelling"} <= codes

@@ -9,8 +9,8 @@ has waited longest comes first. A person decides each pair with
 :func:`trace_app.domain.links.decide_link`; code never does.
 
 Finding the pairs compares every name of the incident with every other, in C
-(``rapidfuzz.process.cdist``, by blocks of rows, with the same first-pass score as a
-person page), then only the near ones name by name. That work is kept per incident and
+(``rapidfuzz.process.cdist``, by blocks of rows), then only the near ones (readings at
+least as alike as the loosest reason needs) name by name. That work is kept per incident and
 done again only when what it depends on changes (people, names, decisions: a cheap
 ``incident_version``); a page of the queue then reads only the facts of its own pairs.
 
@@ -31,7 +31,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain.identity import (
-    PREFILTER_SCORE,
+    CLOSE_SPELLING_SCORE,
     DuplicateReason,
     name_reasons,
     not_offered_ids,
@@ -54,6 +54,11 @@ from trace_app.store.models import (
 DUPLICATES_PER_PAGE = 20
 # rows of names compared with all the others in one cdist call (a block of floats)
 _BLOCK = 256
+# Every look-alike reason needs the two Latin readings (search keys) to be equal (same
+# name, invisible characters, confusables, transliteration: each makes the readings the
+# same) or at least CLOSE_SPELLING_SCORE alike, so the queue's first pass can stop there;
+# a person page's single scan uses a lower, cheaper-to-be-safe score.
+_NEAR_SCORE = CLOSE_SPELLING_SCORE
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +172,7 @@ def incident_version(session: Session, incident_id: str) -> tuple[object, ...]:
 
 
 def _near_pairs(owners: list[str], lines: list[str]) -> set[tuple[str, str]]:
-    """Pairs of different people with a name line at least ``PREFILTER_SCORE`` alike
+    """Pairs of different people with a name line at least ``_NEAR_SCORE`` alike
     (lines without a Latin reading are near each other, as on a person page)."""
     near: set[tuple[str, str]] = set()
     keyed = [i for i, line in enumerate(lines) if line]
@@ -175,9 +180,7 @@ def _near_pairs(owners: list[str], lines: list[str]) -> set[tuple[str, str]]:
     texts = [lines[i] for i in keyed]
     for start in range(0, len(texts), _BLOCK):
         block = texts[start : start + _BLOCK]
-        scores = process.cdist(
-            block, texts, scorer=fuzz.ratio, score_cutoff=PREFILTER_SCORE, workers=1
-        )
+        scores = process.cdist(block, texts, scorer=fuzz.ratio, score_cutoff=_NEAR_SCORE, workers=1)
         rows, cols = scores.nonzero()
         for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
             a, b = owners[keyed[start + row]], owners[keyed[col]]

@@ -60,7 +60,7 @@ AGE_TOLERANCE = 2
 CLOSE_SPELLING_SCORE = 88.0
 MAX_ALTERNATE_NAMES = 10
 # a cheap first pass over transliterated names, below every look-alike reason's score
-PREFILTER_SCORE = 70.0
+_PREFILTER_SCORE = 70.0
 
 
 class Reason:
@@ -384,7 +384,7 @@ def duplicate_candidates(
             near.update(keyless)  # no Latin reading: compare with the others that have none
             continue
         for _, _, at in process.extract(
-            query, lines, scorer=fuzz.ratio, score_cutoff=PREFILTER_SCORE, limit=None
+            query, lines, scorer=fuzz.ratio, score_cutoff=_PREFILTER_SCORE, limit=None
         ):
             near.add(owners[at])
     if not near:
