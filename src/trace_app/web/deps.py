@@ -74,6 +74,7 @@ STATUS_BADGE_ICONS = {
     "safe": "✓",
     "deceased": "†",
     "closed": "×",
+    "open": "!",  # an open alert
 }
 
 
