@@ -39,7 +39,7 @@ def test_reporter_publishes_is_refused_a_review_reviewer_decides_admin_reads_the
     assert REPORTER in page.locator("form.signed-in").inner_text()
 
     # The reporter publishes: the source is her organisation, shown, not typed.
-    page.goto(live_server.url(f"/organizations?incident_id={incident_id}"))
+    page.goto(live_server.url(f"/publish?incident_id={incident_id}"))
     assert HOSPITAL in page.locator("#source").inner_text()
     page.get_by_label("Summary").fill("Accounts Flow admitted to the ward.")
     page.get_by_label("Original report text").fill(

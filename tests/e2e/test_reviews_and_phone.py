@@ -80,7 +80,7 @@ def _pages(server: Any) -> dict[str, str]:
         "report": f"/reports/{with_card}",
         "report-longest": f"/reports/{longest}",
         "person": f"/people/{maya}",
-        "organizations": f"/organizations?incident_id={incident_id}",
+        "organizations": f"/publish?incident_id={incident_id}",
         "reviews": f"/incidents/{incident_id}/reviews",
         "not-found": "/reports/rep_does_not_exist",
     }

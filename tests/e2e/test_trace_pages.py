@@ -24,7 +24,7 @@ def test_publish_through_form_and_find_on_people(
     live_server.reset()
     live_server.sign_in(anonymous_page, _reporter(live_server, "camp-reporter", CAMP))
     page = anonymous_page
-    page.goto(live_server.url("/organizations"))
+    page.goto(live_server.url("/publish"))
     assert CAMP in page.locator("#source").inner_text()  # shown, not a field
     page.get_by_label("Summary").fill("Nima Browser registered at the camp.")
     page.get_by_label("Original report text").fill(
@@ -58,9 +58,10 @@ def test_empty_form_shows_message_and_saves_nothing(
     live_server.reset()
     incident_id = live_server.incident_id()
     before = live_server.api("GET", f"/api/incidents/{incident_id}/reports")["total"]
-    page.goto(live_server.url("/organizations"))  # signed in as the police's coordinator
+    page.goto(live_server.url("/publish"))  # signed in as the police's coordinator
     assert "Nepal Police Demo" in page.locator("#source").inner_text()
     page.get_by_label("Person's name").fill("Kept Name")
+    page.get_by_label("Status").select_option("seen")
     page.get_by_role("button", name="Publish report").click()
     alert = page.locator("#form-errors")
     assert alert.inner_text().strip() == MESSAGE
@@ -76,7 +77,7 @@ def test_hospital_example_button_fills_the_form(
     live_server.reset()
     page = anonymous_page
     live_server.sign_in(page, "demo-reporter")  # the hospital's reporter
-    page.goto(live_server.url("/organizations"))
+    page.goto(live_server.url("/publish"))
     page.get_by_role("button", name="Fill with the hospital example").click()
     assert "Central Hospital Demo" in page.locator("#source").inner_text()
     assert page.get_by_label("Person's name").input_value() == "Maya Gurung"
@@ -108,7 +109,8 @@ def test_reset_restores_the_seed(
     page.goto(live_server.url("/"))
     row = page.locator("tbody tr", has_text="Flood Relief Demo")
     assert row.locator("td").nth(1).inner_text() == str(seeded["reports"] + 1)
-    page.get_by_role("button", name="Reset demo").click()
+    page.get_by_role("link", name="Reset demo").click()  # it asks first
+    page.get_by_role("button", name="Delete everything and reset the demo").click()
     page.wait_for_url("**/?reset=1")
     assert "The demo was reset" in page.get_by_role("status").inner_text()
     row = page.locator("tbody tr", has_text="Flood Relief Demo")
@@ -147,7 +149,7 @@ def test_real_crisis_text_published_through_the_form_shows_as_text(
     live_server.reset()
     page = anonymous_page
     live_server.sign_in(page, _reporter(live_server, "relay-reporter", "Public post relay"))
-    page.goto(live_server.url("/organizations"))
+    page.goto(live_server.url("/publish"))
     assert "Public post relay" in page.locator("#source").inner_text()
     page.get_by_label("Summary").fill(text[:60])
     page.get_by_label("Original report text").fill(text)

@@ -198,6 +198,7 @@ def test_every_operation_survives_schemathesis(fuzz_app: Any) -> None:
     assert statuses["GET /api/incidents/{incident_id}/reviews", 200] > 0
     assert statuses["GET /api/incidents/{incident_id}/pfif", 200] > 0  # exports streamed
     assert statuses["GET /api/incidents/{incident_id}/people.csv", 200] > 0
+    assert statuses["GET /api/incidents/{incident_id}/duplicates", 200] > 0  # queue pages read
     assert not failures, "\n".join(dict.fromkeys(failures))
 
 

@@ -94,7 +94,7 @@ def test_reported_time_out_of_range_is_refused(
 def test_reported_time_out_of_range_on_the_form(
     web: TestClient, incident_id: str, when: str
 ) -> None:
-    web.get("/organizations")
+    web.get("/publish")
     before = totals(web, incident_id)
     form = {
         "csrf_token": web.cookies["trace_csrf"],
@@ -216,7 +216,7 @@ def test_openapi_states_the_limits(web: TestClient) -> None:
 def test_form_errors_are_tied_to_their_field_in_plain_words(
     web: TestClient, incident_id: str, changes: dict[str, str], field: str, message: str
 ) -> None:
-    web.get("/organizations")
+    web.get("/publish")
     form = {
         "csrf_token": web.cookies["trace_csrf"],
         "incident_id": incident_id,
@@ -240,7 +240,7 @@ def test_form_errors_are_tied_to_their_field_in_plain_words(
 def test_the_form_takes_the_source_from_the_account(web: TestClient, incident_id: str) -> None:
     """The publish form has no source field (it shows the member's organisation); a posted
     ``source``, even one too long for any field, changes nothing."""
-    page = web.get(f"/organizations?incident_id={incident_id}").text
+    page = web.get(f"/publish?incident_id={incident_id}").text
     assert 'name="source"' not in page and "Central Hospital Demo" in page
     form = {
         "csrf_token": web.cookies["trace_csrf"],

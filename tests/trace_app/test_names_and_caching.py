@@ -54,7 +54,7 @@ def test_bidi_controls_are_refused_in_names(
 def test_bidi_control_on_the_form_is_tied_to_the_name_field(
     web: TestClient, incident_id: str
 ) -> None:
-    web.get("/organizations")
+    web.get("/publish")
     response = web.post(
         "/organizations/reports",
         data={
@@ -105,7 +105,7 @@ def test_a_report_time_in_the_future_is_refused(web: TestClient, incident_id: st
 def test_a_report_time_in_the_future_is_refused_on_the_form(
     web: TestClient, incident_id: str
 ) -> None:
-    web.get("/organizations")
+    web.get("/publish")
     ahead = (datetime.now(UTC) + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
     response = web.post(
         "/organizations/reports",
@@ -131,7 +131,7 @@ def test_personal_data_is_never_cached(web: TestClient, incident_id: str) -> Non
         f"/incidents/{incident_id}/people",
         f"/incidents/{incident_id}/reports",
         f"/reports/{report}",
-        "/organizations",
+        "/publish",
         "/api/incidents",
         f"/api/incidents/{incident_id}/people",
         f"/api/reports/{report}",

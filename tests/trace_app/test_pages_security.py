@@ -51,7 +51,7 @@ def test_every_page_renders(web: TestClient, incident_id: str) -> None:
     report_id = web.get(f"/api/incidents/{incident_id}/reports").json()["items"][0]["id"]
     for url in (
         "/",
-        "/organizations",
+        "/publish",
         f"/incidents/{incident_id}/people",
         f"/incidents/{incident_id}/reports",
         f"/reports/{report_id}",
@@ -104,7 +104,7 @@ def test_form_bad_age(web: TestClient, incident_id: str) -> None:
 
 
 def test_hospital_example_fills_form(web: TestClient) -> None:
-    page = web.get("/organizations", params={"example": "hospital"}).text
+    page = web.get("/publish", params={"example": "hospital"}).text
     # the source is the member's organisation, shown (the admin publishes for the hospital)
     assert "<strong>Central Hospital Demo</strong>" in page and 'name="source"' not in page
     assert 'value="Maya Gurung"' in page

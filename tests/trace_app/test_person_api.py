@@ -231,9 +231,11 @@ def test_person_page_and_its_forms(client: TestClient, incident: str) -> None:
 
 def test_publish_form_takes_a_chosen_person(client: TestClient, incident: str) -> None:
     a = post(client, report(incident, "Dil Test", 50))
-    form = client.get(
+    old = client.get(
         "/organizations", params={"incident_id": incident, "person_id": a["person_id"]}
     )
+    assert old.status_code == 308 and old.headers["location"].startswith("/publish?")
+    form = client.get(old.headers["location"])
     assert f'value="{a["person_id"]}"' in form.text and 'value="Dil Test"' in form.text
     token = client.cookies.get("trace_csrf")
     sent = client.post(

@@ -408,13 +408,17 @@ def duplicate_candidates(
     return found
 
 
+def not_offered_ids(session: Session, person_id: str) -> set[str]:
+    """The people never offered as ``person_id``'s possible duplicates: every pair whose
+    current decision is "same" or "different", and the people decided "same" through
+    others (A same as B, B same as C: C is not offered to A)."""
+    return decided_other_ids(session, person_id) | set(same_person_ids(session, person_id))
+
+
 def possible_duplicates(session: Session, person: Person) -> list[PossibleDuplicate]:
     """The people of ``person``'s incident that may be the same person, with reasons,
-    leaving out every pair whose current decision is "same" or "different", and the
-    people decided "same" through others (A same as B, B same as C: C is not offered
-    to A)."""
-    decided = decided_other_ids(session, person.id) | set(same_person_ids(session, person.id))
-    return duplicate_candidates(session, person, decided)
+    leaving out those :func:`not_offered_ids` names."""
+    return duplicate_candidates(session, person, not_offered_ids(session, person.id))
 
 
 def get_person(session: Session, person_id: str) -> Person:

@@ -1,8 +1,10 @@
-"""Creating an incident: what ``trace incident create`` calls on a deployment with no demo.
+"""Creating an incident (what ``trace incident create`` calls on a deployment with no
+demo) and setting its time zone.
 
 The name is stored as :func:`~trace_app.domain.text.clean_name` writes names (NFC, one
 space); it must be 1 to 200 characters, hold no control characters, and differ, ignoring
-case, from every other incident's name.
+case, from every other incident's name. Its time zone is an IANA name, ``UTC`` unless
+given (:mod:`trace_app.domain.time_zones`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from sqlalchemy.orm import Session
 
 from trace_app.domain import audit
 from trace_app.domain.audit import Actor
-from trace_app.domain.errors import InvalidInputError
+from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.text import clean_name
+from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, check_time_zone
 from trace_app.store.models import Incident
 from trace_app.store.types import new_id, utc_now
 
@@ -28,12 +31,17 @@ def _has_control(text: str, allowed: str = "") -> bool:
 
 
 def create_incident(
-    session: Session, name: str, description: str = "", *, actor: Actor
+    session: Session,
+    name: str,
+    description: str = "",
+    *,
+    time_zone: str = DEFAULT_TIME_ZONE,
+    actor: Actor,
 ) -> Incident:
     """Add an incident (audited as ``incident.create``); raise :class:`InvalidInputError`
-    (nothing added) for an empty,
-    too long or already used name, or a description that cannot be stored. The caller
-    commits."""
+    (nothing added) for an empty, too long or already used name, a description that
+    cannot be stored, or a time zone :mod:`zoneinfo` does not know. The caller commits."""
+    zone = check_time_zone(time_zone)
     display = clean_name(name)
     if not display:
         raise InvalidInputError("Give the incident a name.")
@@ -54,7 +62,9 @@ def create_incident(
     names = session.scalars(select(Incident.name))
     if any(name.casefold() == wanted for name in names):
         raise InvalidInputError(f"An incident named {display!r} already exists.")
-    incident = Incident(id=new_id("inc"), name=display, description=text, created_at=utc_now())
+    incident = Incident(
+        id=new_id("inc"), name=display, description=text, created_at=utc_now(), time_zone=zone
+    )
     session.add(incident)
     session.flush()
     audit.record(
@@ -64,6 +74,32 @@ def create_incident(
         object_type="incident",
         object_id=incident.id,
         incident_id=incident.id,
-        after={"name": display},
+        after={"name": display, "time_zone": zone},
+    )
+    return incident
+
+
+def set_time_zone(session: Session, incident_id: str, time_zone: str, *, actor: Actor) -> Incident:
+    """Set the incident's time zone (audited as ``incident.time_zone``, before and after).
+
+    Raises :class:`NotFoundError` for an unknown incident and :class:`InvalidInputError`
+    for a zone :mod:`zoneinfo` does not know; nothing changes then. Stored times stay UTC:
+    only how pages show them changes. The caller commits."""
+    zone = check_time_zone(time_zone)
+    incident = session.get(Incident, incident_id)
+    if incident is None:
+        raise NotFoundError(f"No incident with id {incident_id!r}.")
+    before = incident.time_zone
+    incident.time_zone = zone
+    session.flush()
+    audit.record(
+        session,
+        actor,
+        "incident.time_zone",
+        object_type="incident",
+        object_id=incident.id,
+        incident_id=incident.id,
+        before={"time_zone": before},
+        after={"time_zone": zone},
     )
     return incident

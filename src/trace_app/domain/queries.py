@@ -10,6 +10,7 @@ or claims (eager loading with ``selectinload``/``joinedload``; tests count state
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Generic, TypeVar
@@ -411,3 +412,30 @@ def incident_of(session: Session, kind: type[Report | Person | Alert], record_id
     if found is None:
         raise NotFoundError(f"No {kind.__name__.lower()} with id {record_id!r}.")
     return str(found)
+
+
+def open_alerts_of(
+    session: Session,
+    incident_id: str,
+    person_ids: Collection[str],
+    *,
+    limit: int = OPEN_ALERTS_SHOWN,
+) -> Page[AlertListing]:
+    """The newest open alerts of the incident about the given people (the People page's
+    alerts filtered by its search): the incident's open alerts are read as ids (one
+    narrow statement), then the shown ones in full."""
+    limit = clamp_limit(limit, OPEN_ALERTS_SHOWN)
+    wanted = set(person_ids)
+    rows = session.execute(
+        select(Alert.id, Alert.person_id)
+        .where(*_ALERTS_IN_STATE)
+        .order_by(Alert.position.desc(), Alert.id.desc()),
+        {"incident_id": incident_id, "state": AlertState.OPEN.value},
+    ).all()
+    matching = [alert_id for alert_id, person_id in rows if person_id in wanted]
+    shown = matching[:limit]
+    found: dict[str, AlertListing] = {}
+    if shown:
+        for row in session.execute(_ALERT_COLUMNS.where(Alert.id.in_(shown))):
+            found[row.id] = AlertListing(*row)
+    return Page(items=[found[a] for a in shown], total=len(matching), offset=0, limit=limit)

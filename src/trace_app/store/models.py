@@ -83,6 +83,8 @@ class Incident(Base):
     name: Mapped[str] = mapped_column(String(200), unique=True)
     description: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    # an IANA zone name: pages show the incident's times in it (trace_app.domain.time_zones)
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
 
     reports: Mapped[list[Report]] = relationship(back_populates="incident")
     investigation_runs: Mapped[list[InvestigationRun]] = relationship(back_populates="incident")

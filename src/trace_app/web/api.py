@@ -30,6 +30,7 @@ from trace_app.domain.publish import PublishReportInput, ReportContent, publish_
 from trace_app.domain.queries import AlertListing, PersonListing
 from trace_app.domain.search import AlertFilter
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, SourceNameText
+from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, MAX_TIME_ZONE_CHARACTERS
 from trace_app.store.models import AlertState, ClaimStatus, Report
 from trace_app.web.auth import authorize, authorize_record, needs, reporting_organization
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
@@ -99,6 +100,9 @@ class IncidentOut(BaseModel):
     id: str
     name: str
     description: str
+    time_zone: str = Field(
+        description="The IANA zone its pages show times in; the API's times stay UTC."
+    )
     reports: int
     people: int
     open_alerts: int
@@ -301,6 +305,7 @@ def list_incidents(
                 id=s.incident.id,
                 name=s.incident.name,
                 description=s.incident.description,
+                time_zone=s.incident.time_zone,
                 reports=s.reports,
                 people=s.people,
                 open_alerts=s.open_alerts,
@@ -318,6 +323,11 @@ class IncidentIn(BaseModel):
 
     name: str = Field(min_length=1, max_length=MAX_INCIDENT_NAME)
     description: str = Field(default="", max_length=MAX_INCIDENT_DESCRIPTION)
+    time_zone: str = Field(
+        default=DEFAULT_TIME_ZONE,
+        max_length=MAX_TIME_ZONE_CHARACTERS,
+        description="An IANA zone name such as Asia/Kathmandu; pages show times in it.",
+    )
 
 
 @router.post(
@@ -326,7 +336,10 @@ class IncidentIn(BaseModel):
     response_model=IncidentOut,
     responses={
         403: {"model": ErrorOut, "description": "Cross-site request, or not a coordinator"},
-        422: {"model": ValidationErrorOut, "description": "A bad or already used name"},
+        422: {
+            "model": ValidationErrorOut,
+            "description": "A bad or already used name, or an unknown time zone",
+        },
     },
 )
 def create_incident_api(
@@ -336,7 +349,13 @@ def create_incident_api(
 ) -> IncidentOut | JSONResponse:
     """A coordinator of every incident opens a new incident (audited)."""
     try:
-        incident = create_incident(session, data.name, data.description, actor=principal.actor)
+        incident = create_incident(
+            session,
+            data.name,
+            data.description,
+            time_zone=data.time_zone,
+            actor=principal.actor,
+        )
         session.commit()
     except InvalidInputError as exc:
         session.rollback()
@@ -345,6 +364,7 @@ def create_incident_api(
         id=incident.id,
         name=incident.name,
         description=incident.description,
+        time_zone=incident.time_zone,
         reports=0,
         people=0,
         open_alerts=0,

@@ -32,12 +32,15 @@ from trace_app.web import (
     account_routes,
     alert_routes,
     api,
+    duplicates_routes,
+    incident_settings_routes,
     interchange_pages,
     interchange_routes,
     investigation_routes,
     member_routes,
     pages,
     person_routes,
+    publish_routes,
     review_routes,
 )
 from trace_app.web.account_routes import LoginThrottle
@@ -128,6 +131,11 @@ def create_app(
     app.include_router(interchange_pages.router)
     app.include_router(member_routes.router)
     app.include_router(pages.router)
+    app.include_router(publish_routes.router)
+    app.include_router(duplicates_routes.api_router)
+    app.include_router(duplicates_routes.page_router)
+    app.include_router(incident_settings_routes.api_router)
+    app.include_router(incident_settings_routes.page_router)
     app.include_router(person_routes.api_router)
     app.include_router(person_routes.page_router)
     app.include_router(investigation_routes.router)

@@ -1,20 +1,24 @@
-"""The Organizations form: its fields, parsing and the hospital example's values.
+"""The publish form ("Publish a report"): its fields, parsing and the hospital example's
+values.
 
 Each refusal is tied to its field in plain words (``field_errors``, shown beside the
-field and listed above the form), never raw validator text.
+field and listed above the form), never raw validator text. The form has no default
+status: the reporter chooses what the report says. Its time is typed in the incident's
+time zone and stored in UTC (:mod:`trace_app.domain.time_zones`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pydantic import ValidationError
 
 from trace_app.demo.data import HOSPITAL_EXAMPLE, DemoReport
 from trace_app.domain.errors import EMPTY_REPORT_MESSAGE, TraceError
 from trace_app.domain.publish import MAX_AGE, PublishReportInput
+from trace_app.domain.time_zones import local_to_utc, utc_to_local_input
 from trace_app.store.models import ClaimStatus
 from trace_app.web.errors import plain
 
@@ -30,7 +34,7 @@ LABELS = {
     "person_name": "Person's name",
     "person_age": "Age",
     "person_alternate_names": "Other names",
-    "person_id": "Existing person's id",
+    "person_id": "Person",
     "status": "Status",
     "location": "Location",
 }
@@ -42,6 +46,7 @@ FORM_FIELDS = {
     "person.person_id": "person_id",
 }
 AGE_MESSAGE = f"Age must be a whole number from 0 to {MAX_AGE}."
+STATUS_MESSAGE = "Choose what the report says about the person: " + ", ".join(STATUSES) + "."
 
 
 class FormError(ValueError):
@@ -79,7 +84,7 @@ class ReportForm:
     person_age: str = ""
     person_alternate_names: str = ""
     person_id: str = ""
-    status: str = ClaimStatus.MISSING.value
+    status: str = ""  # no default: the reporter chooses
     location: str = ""
     errors: list[str] = field(default_factory=list)
     field_errors: dict[str, str] = field(default_factory=dict)
@@ -114,18 +119,21 @@ class ReportForm:
             person_age=text("person_age"),
             person_alternate_names=text("person_alternate_names"),
             person_id=text("person_id"),
-            status=text("status") or ClaimStatus.MISSING.value,
+            status=text("status"),
             location=text("location"),
         )
 
     @classmethod
-    def from_example(cls, incident_id: str, example: DemoReport = HOSPITAL_EXAMPLE) -> ReportForm:
+    def from_example(
+        cls, incident_id: str, time_zone: str, example: DemoReport = HOSPITAL_EXAMPLE
+    ) -> ReportForm:
+        """The hospital example, its time shown in the incident's zone ``time_zone``."""
         return cls(
             incident_id=incident_id,
             source=example.source,
             summary=example.summary,
             original_text=example.text,
-            reported_at=example.reported_at.strftime("%Y-%m-%dT%H:%M"),
+            reported_at=utc_to_local_input(example.reported_at, time_zone),
             references="\n".join(example.references),
             person_name=example.person,
             person_age="" if example.age is None else str(example.age),
@@ -136,7 +144,9 @@ class ReportForm:
     def values(self) -> dict[str, object]:
         return asdict(self)
 
-    def to_input(self) -> PublishReportInput:
+    def to_input(self, time_zone: str) -> PublishReportInput:
+        """The domain's input; the time is read in the incident's zone ``time_zone``
+        (a typed offset wins) and given in UTC."""
         problems: dict[str, str] = {}
         age: int | None = None
         if self.person_age.strip():
@@ -154,12 +164,28 @@ class ReportForm:
             except ValueError:
                 problems["reported_at"] = "Reported time must look like 2026-07-15T07:30."
             else:
-                if reported_at.tzinfo is None:
-                    reported_at = reported_at.replace(tzinfo=UTC)
+                try:
+                    reported_at = local_to_utc(reported_at, time_zone)
+                except OverflowError:
+                    problems["reported_at"] = (
+                        "Reported time is outside the range of times Trace can store."
+                    )
         if self.status not in STATUSES:
-            problems["status"] = "Choose a status: " + ", ".join(STATUSES) + "."
+            problems["status"] = STATUS_MESSAGE
+        if "status" in problems and len(problems) == 1:
+            # no status yet: name the other faults too (validated with a stand-in status)
+            try:
+                self._validated(reported_at, age, ClaimStatus.MISSING)
+            except FormError as other:
+                raise FormError({**other.fields, **problems}) from other
+            raise FormError(problems)
         if problems:
             raise FormError(problems)
+        return self._validated(reported_at, age, ClaimStatus(self.status))
+
+    def _validated(
+        self, reported_at: datetime | None, age: int | None, status: ClaimStatus
+    ) -> PublishReportInput:
         try:
             # one validation, so that every error carries its full place (person.name)
             return PublishReportInput.model_validate(
@@ -178,7 +204,7 @@ class ReportForm:
                         ],
                         "person_id": self.person_id.strip() or None,
                     },
-                    "status": ClaimStatus(self.status),
+                    "status": status,
                     "location": self.location,
                 }
             )

@@ -1,4 +1,5 @@
-"""HTML pages: Incidents, Organizations (publish form), People, Reports, report view, Reset."""
+"""HTML pages: Incidents, People, Reports, report view, Reset (the publish form is
+:mod:`trace_app.web.publish_routes`)."""
 
 from __future__ import annotations
 
@@ -17,25 +18,18 @@ from trace_app.accounts.principal import Principal
 from trace_app.domain import queries, search
 from trace_app.domain.errors import (
     NotFoundError,
-    PublishError,
 )
-from trace_app.domain.publish import publish_and_commit
 from trace_app.domain.search import AlertFilter
-from trace_app.store.models import AlertState, ClaimStatus, Incident, Person, Report
-from trace_app.web.auth import authorize, authorize_record, needs, reporting_organization
+from trace_app.store.models import AlertState, Report
+from trace_app.web.auth import authorize, authorize_record, needs
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo, open_session, render
-from trace_app.web.forms import STATUSES, FormError, ReportForm
+from trace_app.web.forms import STATUSES
 
 router = APIRouter(include_in_schema=False)
 
 
 def _visible(session: Session, principal: Principal) -> list[queries.IncidentSummary]:
     return [s for s in queries.list_incidents(session) if principal.may_see(s.incident.id)]
-
-
-def _default_incident(session: Session, principal: Principal) -> Incident | None:
-    summaries = _visible(session, principal)
-    return summaries[0].incident if summaries else None
 
 
 def _not_found(request: Request, message: str) -> Response:
@@ -145,7 +139,19 @@ def _people_page(
             )
         else:
             page = queries.people_page(session, incident_id, offset=offset, limit=limit)
-        alerts = queries.open_alerts(session, incident_id)
+        if any(filters.values()):
+            # the alerts follow the search: only those about the people it finds
+            matched = search.search_people(
+                session,
+                incident_id,
+                q=filters["q"],
+                status=filters["status"] or None,
+                alert=AlertFilter(filters["alert"]) if filters["alert"] else None,
+                organization=filters["organization"] or None,
+            )
+            alerts = queries.open_alerts_of(session, incident_id, {m.person_id for m in matched})
+        else:
+            alerts = queries.open_alerts(session, incident_id)
         closed = queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
         organizations = [o.name for o in queries.list_organizations(session)]
     return render(
@@ -158,6 +164,7 @@ def _people_page(
             "alerts": alerts,
             "closed_alerts": closed,
             "closed_note": request.query_params.get("closed") == "1",
+            "time_zone_set": request.query_params.get("time_zone_set") == "1",
             "filters": filters,
             "filter_query": urlencode({k: v for k, v in filters.items() if v}),
             "statuses": STATUSES,
@@ -222,92 +229,28 @@ def report_page_context(request: Request, session: Session, report: Report) -> d
     return context
 
 
-def _form_page(
+@router.get("/demo/reset")
+def confirm_reset(
     request: Request,
-    session: Session,
-    principal: Principal,
-    form: ReportForm,
-    status_code: int = 200,
+    session: Session = Depends(get_session),
+    principal: Principal = needs(Permission.DEMO_RESET),
 ) -> Response:
-    summaries = _visible(session, principal)
-    incidents = [
-        s.incident for s in summaries if principal.can(Permission.REPORTS_WRITE, s.incident.id)
-    ]
-    selected = next((i for i in incidents if i.id == form.incident_id), None)
+    """Reset demo asks first: what it deletes, with the counts, and one button to go on."""
+    if not is_demo(request):
+        return render(
+            request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
+        )
+    authorize(principal, Permission.DEMO_RESET, None)
+    summaries = queries.list_incidents(session)
     return render(
         request,
-        "organizations.html",
+        "confirm_reset.html",
         {
-            "form": form,
-            "incidents": incidents,
-            "organization": _organization_name(principal, form.incident_id),
-            "statuses": STATUSES,
-            "nav_incident": selected or (incidents[0] if incidents else None),
+            "summaries": summaries,
+            "reports": sum(s.reports for s in summaries),
+            "people": sum(s.people for s in summaries),
         },
-        status_code,
     )
-
-
-def _organization_name(principal: Principal, incident_id: str) -> str:
-    membership = principal.membership_for(incident_id or None)
-    return (membership.organization_name or "") if membership else ""
-
-
-@router.get("/organizations")
-def organizations(
-    request: Request,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.REPORTS_WRITE),
-) -> Response:
-    incident_id = request.query_params.get("incident_id", "")
-    if not incident_id:
-        default = _default_incident(session, principal)
-        incident_id = default.id if default else ""
-    if request.query_params.get("example") == "hospital":
-        form = ReportForm.from_example(incident_id)
-    else:
-        form = ReportForm(incident_id=incident_id, status=ClaimStatus.MISSING.value)
-    # "Publish a report about this person" on a person page
-    person_id = request.query_params.get("person_id", "").strip()
-    if person_id:
-        form.person_id = person_id
-        person = session.get(Person, person_id)
-        if person is not None and person.incident_id == incident_id:
-            form.person_name = person.name
-            form.person_age = "" if person.age is None else str(person.age)
-    return _form_page(request, session, principal, form)
-
-
-@router.post("/organizations/reports")
-async def publish(
-    request: Request,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.REPORTS_WRITE),
-) -> Response:
-    submitted = await request.form()
-    form = ReportForm.from_mapping(submitted)
-    return await run_in_threadpool(_publish_form, request, session, principal, form)
-
-
-def _publish_form(
-    request: Request, session: Session, principal: Principal, form: ReportForm
-) -> Response:
-    authorize(principal, Permission.REPORTS_WRITE, form.incident_id)
-    form.source = reporting_organization(principal, form.incident_id)
-    refusal = request.app.state.publish_limiter.refusal(principal.token_id or principal.user_id)
-    if refusal is not None:
-        page = render(
-            request, "error.html", {"title": "Try again later", "message": refusal.message}, 429
-        )
-        page.headers["Retry-After"] = str(refusal.retry_after_s)
-        return page
-    try:
-        report = publish_and_commit(session, form.to_input(), actor=principal.actor)
-    except (FormError, PublishError, NotFoundError) as exc:
-        session.rollback()
-        form.refuse(exc)
-        return _form_page(request, session, principal, form, 422)
-    return RedirectResponse(f"/reports/{report.id}?published=1", status_code=303)
 
 
 @router.post("/demo/reset")

@@ -25,6 +25,7 @@ from starlette.responses import Response
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import reviews
+from trace_app.domain.duplicate_queue import person_facts
 from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.links import LinkView, decide_link_and_commit, link_history
 from trace_app.domain.person_view import ClaimDetail, CurrentStatus, PersonDetail, person_detail
@@ -352,6 +353,10 @@ def person_page(
             "claim_ids": {c.id for c in detail.claims}
             | {c.id for p in detail.same_people for c in p.claims},
             "decisions": [d.value for d in LinkDecision],
+            # what to compare beside each possible duplicate (age, status, place, ...)
+            "duplicate_facts": person_facts(
+                session, [d.person_id for d in detail.possible_duplicates]
+            ),
         },
     )
 
