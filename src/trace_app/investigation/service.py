@@ -86,7 +86,12 @@ class Prepared:
     reports: tuple[ReportEvidence, ...]
     menu: Menu
     fingerprint: str
-    cues: tuple[Cue, ...] = ()
+
+    @property
+    def cues(self) -> tuple[Cue, ...]:
+        """The attribution cues in the chosen report's text: found only when a check needs
+        them (a saved run shown again carries its stored ones)."""
+        return find_cues(self.chosen.text)
 
 
 class _CallLog:
@@ -169,7 +174,6 @@ class InvestigationService:
             found.named_reports,
             menu,
             content_fp,
-            cues=find_cues(found.chosen.text),
         )
 
     def without_call(self, report_id: str) -> InvestigationResult | None:
@@ -368,7 +372,7 @@ class InvestigationService:
                 labels,
                 {name: reports_from(name, prepared.reports) for name in prepared.menu.names},
             ),
-            prepared.cues,
+            base.evidence,
         )
         if isinstance(decision, Conclude):
             return self._finish(result, decision, calls)
@@ -445,7 +449,7 @@ class InvestigationService:
     def _save(self, incident_id: str, result: InvestigationResult) -> InvestigationResult:
         try:
             with self.db.session() as session:
-                session.add(store.run_from_result(incident_id, result))
+                store.save_run(session, store.run_from_result(incident_id, result))
         except IntegrityError:
             return replace(
                 result,
