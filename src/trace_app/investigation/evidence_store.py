@@ -252,9 +252,17 @@ def redecide_stale_runs(session: Session, incident_id: str) -> int:
 
 
 def has_stale_runs(session: Session, incident_id: str) -> bool:
-    """Whether :func:`redecide_stale_runs` has anything to do (one indexed probe)."""
-    stale = _stale(incident_id, decision_version())
-    return session.scalar(select(InvestigationRun.id).where(stale).limit(1)) is not None
+    """Whether :func:`redecide_stale_runs` has anything to do: one statement of three
+    probes, each a range of the (incident, decided version) index, so that no planner
+    reads the incident's runs to find none."""
+    version = decision_version()
+    column = InvestigationRun.decided_version
+    mine = InvestigationRun.incident_id == incident_id
+    probes = [
+        exists().where(mine, condition)
+        for condition in (column.is_(None), column < version, column > version)
+    ]
+    return bool(session.scalar(select(or_(*probes))))
 
 
 _AWAITING = (InvestigationRun.incident_id == bindparam("incident_id")) & (
