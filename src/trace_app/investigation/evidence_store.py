@@ -132,6 +132,16 @@ def find_run(session: Session, incident_id: str, fingerprint: str) -> Investigat
 _NEWEST_FIRST = (InvestigationRun.run_at.desc(), InvestigationRun.id.desc())
 
 
+def latest_run_id(session: Session, report_id: str) -> str | None:
+    """The id of :func:`latest_run_for_report`'s run, from the index alone."""
+    return session.scalar(
+        select(InvestigationRun.id)
+        .where(InvestigationRun.report_id == report_id)
+        .order_by(*_NEWEST_FIRST)
+        .limit(1)
+    )
+
+
 def latest_run_for_report(session: Session, report_id: str) -> InvestigationRun | None:
     return session.scalar(
         select(InvestigationRun)

@@ -222,6 +222,24 @@ class InvestigationService:
         ``force_live`` skips the saved-run lookup (``trace record-demo`` uses it); every
         guard (passphrase, key, ledger, cap) still applies.
         """
+        before = self.before_any_call(report_id, passphrase, force_live=force_live)
+        if not isinstance(before, Prepared):
+            return before
+        result = await self._live(before, force_live=force_live)
+        log.info(
+            "investigation report=%s status=%s requests=%d",
+            report_id,
+            result.status.value,
+            result.requests_sent,
+        )
+        return self._with_latest_saved(result) if result.status.refused else result
+
+    def before_any_call(
+        self, report_id: str, passphrase: str | None, *, force_live: bool = False
+    ) -> InvestigationResult | Prepared:
+        """Steps 1-3 and the guards, synchronously: the answer when no model may be asked
+        (PARTIAL, the saved run, or a refusal carrying the latest saved run), else what the
+        live check needs. Without a passphrase it is always an answer. Never calls a model."""
         prepared, saved = self._steps_one_to_three(report_id, use_saved=not force_live)
         if isinstance(prepared, Conclude):
             return InvestigationResult(report_id, prepared.status, prepared.reason)
@@ -237,14 +255,7 @@ class InvestigationService:
                     evidence=prepared.cues,
                 )
             )
-        result = await self._live(prepared, force_live=force_live)
-        log.info(
-            "investigation report=%s status=%s requests=%d",
-            report_id,
-            result.status.value,
-            result.requests_sent,
-        )
-        return self._with_latest_saved(result) if result.status.refused else result
+        return prepared
 
     def _with_latest_saved(self, refused: InvestigationResult) -> InvestigationResult:
         """A refused check (no model asked) carries the report's most recent saved or
