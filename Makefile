@@ -42,7 +42,7 @@ typecheck: setup ## mypy (strict for modelgate)
 # Parallel pytest (pytest-xdist): one worker per core; a file, and every localmodel test,
 # stays on one worker (tests/conftest.py). PYTEST_WORKERS=0 runs serially.
 PYTEST_WORKERS ?= auto
-PYTEST := $(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+PYTEST := $(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 pytest: setup browser ## pytest, in parallel on every core (PYTEST_WORKERS=0: serially)
 	$(PYTEST)

@@ -7,9 +7,9 @@
   test starts are not covered; they must be pointed at loopback servers.
 - ``real_data_dir``: the real public data (``REAL_DATA_DIR`` or ``<repo>/../shared/data``).
 - ``pg_url``: a PostgreSQL URL whose ``search_path`` is a fresh schema, dropped after.
-- Parallel runs (``make test``: ``pytest -n auto --dist loadgroup``, pytest-xdist): each
+- Parallel runs (``make test``: ``pytest -n auto --dist loadfile``, pytest-xdist): each
   test file goes whole to one worker, so module-scoped fixtures (a browser, a live server)
-  start once per file as in a serial run; every ``localmodel`` test goes to one worker, so
+  start once per file as in a serial run; every ``localmodel`` file goes to one worker, so
   at most one embedded llama.cpp server runs at a time and the session's server is shared.
   Each worker is its own process: servers pick free ports, databases are per-test temporary
   files or fresh PostgreSQL schemas, files go under pytest's per-worker ``tmp_path``.
@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from parallel_units import group_local_model_tests, work_unit
+from parallel_units import work_unit
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -78,15 +78,11 @@ socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    group_local_model_tests(items)
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under ``--dist loadgroup``: whole files and whole groups per worker (see module doc)."""
-    if config.getvalue("dist") != "loadgroup":
+    """Under ``--dist loadfile``: whole files, and the embedded model's files together, per
+    worker (tests/parallel_units.py)."""
+    if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadScopeScheduling
 

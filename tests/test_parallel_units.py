@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from parallel_units import LOCAL_MODEL_GROUP, group_local_model_tests, work_unit
+from parallel_units import LOCAL_MODEL_UNIT, work_unit
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
@@ -14,30 +21,32 @@ from parallel_units import LOCAL_MODEL_GROUP, group_local_model_tests, work_unit
         ("tests/a/test_x.py::Case::test_two", "tests/a/test_x.py"),
         ("tests/a/test_x.py::test_p[sqlite]", "tests/a/test_x.py"),
         ("tests/a/test_x.py::test_p[me@example.org]", "tests/a/test_x.py"),
-        ("tests/i/test_m.py::test_live@localmodel", "localmodel"),
-        ("tests/i/test_m.py::test_live[a@b]@localmodel", "localmodel"),
+        ("tests/integration/test_m.py::test_live", LOCAL_MODEL_UNIT),
+        ("tests/integration/sub/test_m.py::test_live[x]", LOCAL_MODEL_UNIT),
+        ("tests/modelgate/test_local_server.py::test_stand_in", LOCAL_MODEL_UNIT),
+        (
+            "tests/modelgate/test_local_server.py.bak::test_x",
+            "tests/modelgate/test_local_server.py.bak",
+        ),
+        ("tests/integration_other/test_m.py::test_x", "tests/integration_other/test_m.py"),
     ],
 )
-def test_a_file_or_its_group_is_one_unit(nodeid: str, unit: str) -> None:
+def test_a_file_or_the_models_files_are_one_unit(nodeid: str, unit: str) -> None:
     assert work_unit(nodeid) == unit
 
 
-class Item:
-    """Just what the grouping reads and writes of a pytest item."""
-
-    def __init__(self, *marks: pytest.MarkDecorator) -> None:
-        self.marks = [m.mark for m in marks]
-
-    def get_closest_marker(self, name: str) -> pytest.Mark | None:
-        return next((m for m in self.marks if m.name == name), None)
-
-    def add_marker(self, marker: pytest.MarkDecorator) -> None:
-        self.marks.append(marker.mark)
-
-
-def test_localmodel_tests_and_only_they_join_one_group() -> None:
-    live, plain = Item(pytest.mark.localmodel, pytest.mark.timeout(60)), Item()
-    group_local_model_tests([live, plain])
-    group = live.get_closest_marker("xdist_group")
-    assert group is not None and group.args == (LOCAL_MODEL_GROUP,)
-    assert plain.get_closest_marker("xdist_group") is None
+def test_every_localmodel_test_is_in_the_models_unit() -> None:
+    """Collected the way ``make test`` collects: a test marked ``localmodel`` outside the
+    named paths would start a second model server on the other worker."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "localmodel", "tests"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    ids = [line for line in collected.stdout.splitlines() if "::" in line]
+    assert ids, collected.stdout[-2000:] + collected.stderr[-2000:]
+    assert [i for i in ids if work_unit(i) != LOCAL_MODEL_UNIT] == []

@@ -25,6 +25,7 @@ def never(text: str) -> Any:
 @pytest.mark.parametrize(
     ("text", "status", "lowered"),
     [(DIRECT_TEXT, Status.COMPLETED, False), (HEARSAY_TEXT, Status.NEEDS_REVIEW, True)],
+    ids=["first-hand", "hearsay"],
 )
 async def test_a_live_run_stores_its_decision_and_cached_reads_it(
     harness: Harness,
