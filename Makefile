@@ -39,14 +39,19 @@ lint: setup ## ruff
 typecheck: setup ## mypy (strict for modelgate)
 	$(VENV)/bin/mypy
 
-pytest: setup browser ## pytest
-	$(VENV)/bin/pytest -q
+# Parallel pytest (pytest-xdist): one worker per core; a file, and every localmodel test,
+# stays on one worker (tests/conftest.py). PYTEST_WORKERS=0 runs serially.
+PYTEST_WORKERS ?= auto
+PYTEST := $(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+
+pytest: setup browser ## pytest, in parallel on every core (PYTEST_WORKERS=0: serially)
+	$(PYTEST)
 
 test: setup browser ## Every check: ruff, mypy, pytest
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -q
+	$(PYTEST)
 
 bench: setup ## Run the benchmarks in bench/ (each prints a ratio to a baseline)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

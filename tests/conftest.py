@@ -7,6 +7,12 @@
   test starts are not covered; they must be pointed at loopback servers.
 - ``real_data_dir``: the real public data (``REAL_DATA_DIR`` or ``<repo>/../shared/data``).
 - ``pg_url``: a PostgreSQL URL whose ``search_path`` is a fresh schema, dropped after.
+- Parallel runs (``make test``: ``pytest -n auto --dist loadfile``, pytest-xdist): each
+  test file goes whole to one worker, so module-scoped fixtures (a browser, a live server)
+  start once per file as in a serial run; every ``localmodel`` file goes to one worker, so
+  at most one embedded llama.cpp server runs at a time and the session's server is shared.
+  Each worker is its own process: servers pick free ports, databases are per-test temporary
+  files or fresh PostgreSQL schemas, files go under pytest's per-worker ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from parallel_units import work_unit
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -68,6 +76,21 @@ socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
 socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
 # litellm must never fetch its price list during tests
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadfile``: whole files, and the embedded model's files together, per
+    worker (tests/parallel_units.py)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileOrGroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return FileOrGroupScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

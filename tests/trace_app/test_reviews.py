@@ -139,6 +139,22 @@ def run_row(database: Database, run_id: str) -> dict[str, Any]:
     return dict(row._mapping)
 
 
+# What the code keeps beside a saved run (ADR 0084); every other column is what was saved.
+DECISION_COLUMNS = {
+    "decided_status",
+    "decided_reason",
+    "decided_lowered_by",
+    "decided_evidence",
+    "decided_version",
+    "awaiting_review",
+}
+
+
+def saved_columns(row: dict[str, Any]) -> dict[str, Any]:
+    assert DECISION_COLUMNS <= set(row)
+    return {name: value for name, value in row.items() if name not in DECISION_COLUMNS}
+
+
 def decision_count(database: Database) -> int:
     with database.sessions() as s:
         return int(s.scalar(select(func.count()).select_from(ReviewDecision)) or 0)
@@ -353,16 +369,18 @@ def test_a_decision_never_changes_the_saved_run(
     run_id = save_run(
         database, lowered, status="COMPLETED", attribution="DIRECT", reason="saved reason"
     )
-    before = run_row(database, run_id)
+    before = saved_columns(run_row(database, run_id))
     assert decide(client, lowered, "not_reliable", "Rumour only.").status_code == 201
     assert decide(client, lowered, "first_hand", "Writer phoned back.").status_code == 201
     client.get(f"/api/incidents/{incident}/reviews")
     client.get(f"/api/reports/{lowered}/investigation")
     client.get(f"/reports/{lowered}")
-    after = run_row(database, run_id)
-    assert after == before
-    # the stored row still says what was saved; only the card re-decides it
-    assert (after["status"], after["reason"]) == ("COMPLETED", "saved reason")
+    row = run_row(database, run_id)
+    assert saved_columns(row) == before
+    # the saved columns still say what was saved; the decision beside them is today's
+    assert (row["status"], row["reason"]) == ("COMPLETED", "saved reason")
+    assert row["decided_status"] == "NEEDS_REVIEW" and "'They say'" in row["decided_reason"]
+    assert not row["awaiting_review"]  # a person decided on it
     with database.sessions() as s:
         assert s.scalar(select(func.count()).select_from(InvestigationRun)) == 1
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import hashlib
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -181,11 +182,27 @@ def parse_lexicon(text: str, *, where: str) -> Lexicon:
 
 
 @functools.cache
-def shipped_lexicons() -> tuple[Lexicon, ...]:
-    """Every lexicon in ``cues/``, sorted by file name."""
+def _shipped_files() -> tuple[tuple[str, str], ...]:
+    """Each ``cues/*.toml`` file's name and text, sorted by name (read once)."""
     folder = resources.files(LEXICON_PACKAGE).joinpath(LEXICON_FOLDER)
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
-    return tuple(parse_lexicon(f.read_text("utf-8"), where=f.name) for f in files)
+    return tuple((f.name, f.read_text("utf-8")) for f in files)
+
+
+@functools.cache
+def shipped_lexicons() -> tuple[Lexicon, ...]:
+    """Every lexicon in ``cues/``, sorted by file name."""
+    return tuple(parse_lexicon(text, where=name) for name, text in _shipped_files())
+
+
+@functools.cache
+def shipped_lexicons_digest() -> str:
+    """12 hex digits naming the shipped lexicons' exact words: a decision stored with other
+    cue words is made again (``rules.decision_version``)."""
+    digest = hashlib.sha256()
+    for name, text in _shipped_files():
+        digest.update(f"{name}\0{text}\0".encode())
+    return digest.hexdigest()[:12]
 
 
 def languages() -> tuple[str, ...]:

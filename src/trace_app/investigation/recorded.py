@@ -230,7 +230,7 @@ def recreate_replayed_runs(session: Session, path: Path | None = None) -> int:
                 run = wanted.get(fp)
                 if run is None or store.find_run(session, incident_id, fp) is not None:
                     continue
-                session.add(_replayed_row(incident_id, report, run, reports))
+                store.save_run(session, _replayed_row(incident_id, report, run, reports))
                 added += 1
     session.flush()
     return added

@@ -3,9 +3,13 @@
 The rule, in one place:
 
 - A report is in its incident's queue when the run its result card shows (its latest
-  saved run), decided again with the current rules exactly as the card decides it
+  saved run), decided with the current rules exactly as the card decides it
   (:func:`evidence_store.result_from_run`), is NEEDS_REVIEW, and no person has recorded
   a decision on that run. The queue lists them oldest run first.
+- Each run stores that decision and whether it is in the queue (ADR 0084), so the queue
+  is an indexed read with an exact total. When the rules (or cue words) changed since a
+  run of the incident was decided, the next look at the queue decides those runs again
+  first, as Trace itself (one audit row), then reads.
 - A decision takes the report out of the queue. A newer run of the report (its evidence,
   model or prompt changed, so its content fingerprint did) is a result nobody has looked
   at: the report enters the queue again, and the earlier decision is shown beside it and
@@ -24,13 +28,14 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from trace_app.domain import reviews
+from trace_app.domain import audit, reviews
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.queries import Page
 from trace_app.domain.reviews import ReviewRefusedError, ReviewValue
 from trace_app.investigation import evidence_store
 from trace_app.investigation.outcome import InvestigationResult
+from trace_app.investigation.rules import decision_version
 from trace_app.investigation.vocabulary import Status
 from trace_app.store.db import WRITE_TRANSACTION
 from trace_app.store.models import InvestigationRun, Report, ReviewDecision
@@ -48,21 +53,45 @@ class QueueItem:
 
 
 def review_queue(session: Session, incident_id: str, *, offset: int, limit: int) -> Page[QueueItem]:
-    """The incident's queue, oldest first, one page of it. Reads only; never a model.
-
-    Every undecided latest run is decided again (the current rules may have lowered a
-    saved COMPLETED to NEEDS_REVIEW), so the total is exact."""
-    waiting = [
-        (run, result)
-        for run in evidence_store.undecided_latest_runs(session, incident_id)
-        if (result := evidence_store.result_from_run(run)).status is Status.NEEDS_REVIEW
-    ]
-    shown = waiting[offset : offset + limit]
-    current = reviews.latest_reviews(session, [run.report_id for run, _ in shown])
+    """The incident's queue, oldest first, one page of it, and its exact total. Never a
+    model; writes only to re-decide runs decided with older rules
+    (:func:`redecide_for_rules_change`)."""
+    redecide_for_rules_change(session, incident_id)
+    total = evidence_store.awaiting_count(session, incident_id)
+    runs = evidence_store.awaiting_runs(session, incident_id, offset=offset, limit=limit)
+    current = reviews.latest_reviews(session, [run.report_id for run in runs])
     items = [
-        QueueItem(run.report, run, result, current.get(run.report_id)) for run, result in shown
+        QueueItem(run.report, run, evidence_store.result_from_run(run), current.get(run.report_id))
+        for run in runs
     ]
-    return Page(items=items, total=len(waiting), offset=offset, limit=limit)
+    return Page(items=items, total=total, offset=offset, limit=limit)
+
+
+def redecide_for_rules_change(session: Session, incident_id: str) -> int:
+    """Store today's decision on every run of the incident decided with other rules, and
+    commit, audited as Trace's own ``investigation.redecide``. One indexed probe and
+    nothing else when there are none; returns how many runs were decided."""
+    if not evidence_store.has_stale_runs(session, incident_id):
+        return 0
+    session.commit()  # end the read; the write below holds SQLite's lock from its start
+    try:
+        session.connection(execution_options=WRITE_TRANSACTION)
+        count = evidence_store.redecide_stale_runs(session, incident_id)
+        if count:
+            audit.record(
+                session,
+                Actor.system("the decision rules changed"),
+                "investigation.redecide",
+                object_type="incident",
+                object_id=incident_id,
+                incident_id=incident_id,
+                after={"runs": count, "decided_with": decision_version()},
+            )
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return count
 
 
 def card_headline(status: Status, decided_on_shown_run: ReviewValue | None) -> str:
@@ -109,6 +138,7 @@ def decide(
         session.connection(execution_options=WRITE_TRANSACTION)  # SQLite: BEGIN IMMEDIATE
         run, _result = awaiting_result(session, report_id)
         row = reviews.record_review(session, run, decision, note, actor=actor)
+        evidence_store.refresh_awaiting(session, [report_id])
         session.commit()
     except BaseException:
         session.rollback()

@@ -19,8 +19,10 @@ reads the attribution cues that code found in the text, never the model:
   that quotes the cue. The rule only ever lowers COMPLETED: it never raises a status,
   never asks the model and never changes how many calls are made.
 
-``RULES_VERSION`` names this table; a saved run is re-decided with the current rules
-whenever it is shown (:func:`redecide_saved`).
+``RULES_VERSION`` names this table; a saved run's decision is stored with
+:func:`decision_version` (this table and the shipped cue words) and made again with the
+current rules (:func:`redecide_saved`) when that differs (docs/decisions/0084). Change
+``RULES_VERSION`` whenever a rule, or the code that finds cues, changes what is decided.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from trace_app.investigation.attribution_cues import (
     CueKind,
     caution_cues,
     first_hand_cues,
+    shipped_lexicons_digest,
 )
 from trace_app.investigation.evidence import ReportEvidence
 from trace_app.investigation.vocabulary import Status
@@ -48,6 +51,11 @@ RULES_VERSION = "trace-rules-4"
 FIRST_HAND_REASON = "The report reads as first-hand."
 # What lowered a COMPLETED: a cue kind, or this when the text shows no first-hand account.
 NO_FIRST_HAND = "no_first_hand"
+
+
+def decision_version() -> str:
+    """What a stored decision was made with: the rules table and the shipped cue words."""
+    return f"{RULES_VERSION}+cues-{shipped_lexicons_digest()}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,7 +86,12 @@ class Prepared:
     reports: tuple[ReportEvidence, ...]
     menu: Menu
     fingerprint: str
-    cues: tuple[Cue, ...] = ()
+
+    @property
+    def cues(self) -> tuple[Cue, ...]:
+        """The attribution cues in the chosen report's text: found only when a check needs
+        them (a saved run shown again carries its stored ones)."""
+        return find_cues(self.chosen.text)
 
 
 class _CallLog:
@@ -169,7 +174,6 @@ class InvestigationService:
             found.named_reports,
             menu,
             content_fp,
-            cues=find_cues(found.chosen.text),
         )
 
     def without_call(self, report_id: str) -> InvestigationResult | None:
@@ -218,6 +222,24 @@ class InvestigationService:
         ``force_live`` skips the saved-run lookup (``trace record-demo`` uses it); every
         guard (passphrase, key, ledger, cap) still applies.
         """
+        before = self.before_any_call(report_id, passphrase, force_live=force_live)
+        if not isinstance(before, Prepared):
+            return before
+        result = await self._live(before, force_live=force_live)
+        log.info(
+            "investigation report=%s status=%s requests=%d",
+            report_id,
+            result.status.value,
+            result.requests_sent,
+        )
+        return self._with_latest_saved(result) if result.status.refused else result
+
+    def before_any_call(
+        self, report_id: str, passphrase: str | None, *, force_live: bool = False
+    ) -> InvestigationResult | Prepared:
+        """Steps 1-3 and the guards, synchronously: the answer when no model may be asked
+        (PARTIAL, the saved run, or a refusal carrying the latest saved run), else what the
+        live check needs. Without a passphrase it is always an answer. Never calls a model."""
         prepared, saved = self._steps_one_to_three(report_id, use_saved=not force_live)
         if isinstance(prepared, Conclude):
             return InvestigationResult(report_id, prepared.status, prepared.reason)
@@ -233,14 +255,7 @@ class InvestigationService:
                     evidence=prepared.cues,
                 )
             )
-        result = await self._live(prepared, force_live=force_live)
-        log.info(
-            "investigation report=%s status=%s requests=%d",
-            report_id,
-            result.status.value,
-            result.requests_sent,
-        )
-        return self._with_latest_saved(result) if result.status.refused else result
+        return prepared
 
     def _with_latest_saved(self, refused: InvestigationResult) -> InvestigationResult:
         """A refused check (no model asked) carries the report's most recent saved or
@@ -368,7 +383,7 @@ class InvestigationService:
                 labels,
                 {name: reports_from(name, prepared.reports) for name in prepared.menu.names},
             ),
-            prepared.cues,
+            base.evidence,
         )
         if isinstance(decision, Conclude):
             return self._finish(result, decision, calls)
@@ -445,7 +460,7 @@ class InvestigationService:
     def _save(self, incident_id: str, result: InvestigationResult) -> InvestigationResult:
         try:
             with self.db.session() as session:
-                session.add(store.run_from_result(incident_id, result))
+                store.save_run(session, store.run_from_result(incident_id, result))
         except IntegrityError:
             return replace(
                 result,

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     ForeignKey,
     Index,
     Integer,
@@ -290,11 +291,22 @@ class InvestigationRun(Base):
 
     ``fingerprint`` is the content fingerprint (no ids) and is unique per incident, so a
     repeat of the same evidence finds the saved run (CACHED).
+
+    The columns up to ``rules_version`` are what was saved and never change. The
+    ``decided_*`` columns hold the run's status under the rules named by
+    ``decided_version`` (``trace_app.investigation.evidence_store``: written at save time,
+    re-decided when the rules change), and ``awaiting_review`` says the run is in its
+    incident's review queue (docs/decisions/0084-stored-decisions-and-an-indexed-review-queue.md).
     """
 
     __tablename__ = "investigation_runs"
     __table_args__ = (
         UniqueConstraint("incident_id", "fingerprint", name="uq_investigation_runs_fingerprint"),
+        Index(
+            "ix_investigation_runs_review_queue", "incident_id", "awaiting_review", "run_at", "id"
+        ),
+        Index("ix_investigation_runs_decided_version", "incident_id", "decided_version"),
+        Index("ix_investigation_runs_report_newest", "report_id", "run_at", "id"),
     )
 
     id: Mapped[str] = _id()
@@ -322,6 +334,17 @@ class InvestigationRun(Base):
         JSON, default=list, server_default=text("'[]'")
     )
     rules_version: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    # the current decision (kept by code; NULL before it was first decided)
+    decided_status: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    decided_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    decided_lowered_by: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    # the cues it read when a rules change re-decided it; NULL: the saved ``evidence``
+    decided_evidence: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    decided_version: Mapped[str | None] = mapped_column(String(120), nullable=True)
+    # decided NEEDS_REVIEW, its report's latest run, and no person has decided on it
+    awaiting_review: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=text("false")
+    )
 
     incident: Mapped[Incident] = relationship(back_populates="investigation_runs")
     report: Mapped[Report] = relationship()

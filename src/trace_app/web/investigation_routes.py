@@ -54,7 +54,7 @@ from trace_app.web.auth import authorize, needs
 from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
 from trace_app.web.evidence_view import result_headline
-from trace_app.web.review_routes import ReviewOut, review_card_context, review_json
+from trace_app.web.review_routes import ReviewOut, current_review, review_card_context, review_json
 from trace_app.web.throttle import PassphraseThrottle, Refusal
 
 router = APIRouter(tags=["investigation"])
@@ -115,6 +115,12 @@ async def investigate_api(
             for error in exc.errors(include_url=False, include_input=False)
         ]
         return JSONResponse(validation_body(errors), status_code=422)
+    if not body.passphrase:  # a saved result or a refusal: one thread hop, no model
+        try:
+            answer = await run_in_threadpool(_without_passphrase, request, principal, report_id)
+        except NotFoundError as exc:
+            return _not_found(str(exc))
+        return JSONResponse(_with_review(*answer))
     try:
         await run_in_threadpool(_check_access, request, principal, report_id, body.passphrase)
     except NotFoundError as exc:
@@ -296,6 +302,19 @@ def _check_access(
     authorize(principal, Permission.READ, incident_id)
     if passphrase:
         authorize(principal, Permission.CHECKS_RUN, incident_id)
+
+
+def _without_passphrase(
+    request: Request, principal: Principal, report_id: str
+) -> tuple[InvestigationResult, dict[str, Any] | None]:
+    """No passphrase: the saved result (or the refusal carrying it) and the person's
+    decision, read in one go. Nothing is audited: it is a read."""
+    with open_session(request) as session:
+        authorize(principal, Permission.READ, queries.incident_of(session, Report, report_id))
+        result = service(request).before_any_call(report_id, None)
+        assert isinstance(result, InvestigationResult)  # no passphrase never reaches a model
+        review = current_review(session, report_id)
+    return result, review.model_dump(mode="json") if review is not None else None
 
 
 def _audit_check(

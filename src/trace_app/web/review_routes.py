@@ -180,8 +180,7 @@ def current_review(session: Session, report_id: str) -> ReviewOut | None:
     row = reviews.latest_review(session, report_id)
     if row is None:
         return None
-    shown = evidence_store.latest_run_for_report(session, report_id)
-    return ReviewOut.of(row, shown.id if shown is not None else None)
+    return ReviewOut.of(row, evidence_store.latest_run_id(session, report_id))
 
 
 def review_json(request: Request, report_id: str) -> dict[str, Any] | None:
@@ -276,8 +275,7 @@ def review_history_api(
     except NotFoundError as exc:
         return trace_error_response(404, exc)
     rows, total = reviews.review_history(session, report_id, offset=offset, limit=limit)
-    shown = evidence_store.latest_run_for_report(session, report_id)
-    shown_id = shown.id if shown is not None else None
+    shown_id = evidence_store.latest_run_id(session, report_id)
     return ReviewHistory(
         items=[ReviewOut.of(row, shown_id) for row in rows],
         total=total,
