@@ -10,6 +10,7 @@ from sqlalchemy import inspect
 
 from trace_app.store.db import Database, alembic_config, make_engine, migrate
 from trace_app.store.models import Base
+from trace_app.store.name_index import include_object
 
 TABLES = {
     "incidents",
@@ -31,7 +32,9 @@ def test_upgrade_head_matches_models(db_url: str) -> None:
     try:
         migrate(engine)
         with engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            context = MigrationContext.configure(
+                conn, opts={"compare_type": True, "include_object": include_object}
+            )
             diff = compare_metadata(context, Base.metadata)
             tables = set(inspect(conn).get_table_names())
         assert diff == []

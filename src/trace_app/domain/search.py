@@ -28,15 +28,20 @@ from dataclasses import dataclass
 
 from anyascii import anyascii
 from rapidfuzz import fuzz, process
-from sqlalchemy import ScalarSelect, exists, select
+from sqlalchemy import ScalarSelect, Select, exists, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain.queries import Page, PersonListing, clamp_limit, person_listings
 from trace_app.domain.text import name_key
+from trace_app.store import name_index
 from trace_app.store.models import Alert, AlertState, Claim, Organization, Person, Report
 
 # A name scoring below this (0-100, rapidfuzz on search keys) is not a match.
 MIN_SCORE = 85.0
+# At most this many people are scored for one query: the ranking runs in Python, so its cost
+# must not grow with the incident. 500 names score in about a millisecond, and more than a
+# screen of results above the score cut-off means the query needs more letters.
+CANDIDATE_LIMIT = 500
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -83,13 +88,13 @@ def _latest_status() -> ScalarSelect[str]:
     )
 
 
-def _candidates(
-    session: Session,
+def _filtered(
     incident_id: str,
     status: str | None,
     alert: AlertFilter | None,
     organization: str | None,
-) -> Sequence[tuple[str, str, str]]:
+) -> Select[tuple[str, str, str]]:
+    """The incident's people that pass the filters (id, name, search key), as SQL."""
     query = select(Person.id, Person.name, Person.search_key).where(
         Person.incident_id == incident_id
     )
@@ -110,25 +115,43 @@ def _candidates(
             .where(Report.organization_id == Organization.id)
             .where(Organization.name_key == name_key(organization))
         )
-    # Core rows, not ORM ones: thousands of names are read on every search
+    return query
+
+
+Row = tuple[str, str, str]  # person id, name, stored search key
+
+
+def _rows(session: Session, query: Select[tuple[str, str, str]]) -> list[Row]:
+    # Core rows, not ORM ones: hundreds of names are read on every search
     return [(row[0], row[1], row[2]) for row in session.connection().execute(query).all()]
 
 
-def search_people(
-    session: Session,
-    incident_id: str,
-    *,
-    q: str = "",
-    status: str | None = None,
-    alert: AlertFilter | None = None,
-    organization: str | None = None,
-) -> list[Match]:
-    """Every matching person of the incident, best first (see the module docstring)."""
-    rows = _candidates(session, incident_id, status, alert, organization)
-    query = search_key(q)
-    if not query:
-        ordered = sorted(rows, key=lambda r: natural_key(r[1]))
-        return [Match(pid, name, 100.0) for pid, name, _ in ordered]
+def candidates(session: Session, base: Select[tuple[str, str, str]], query: str) -> list[Row]:
+    """At most :data:`CANDIDATE_LIMIT` people of ``base`` worth scoring for the search key
+    ``query``, read through the trigram index (:mod:`trace_app.store.name_index`), in
+    this order until the bound is reached: names whose key starts with the query (the
+    exact key first), keys that hold the query anywhere (both score 100), then the
+    nearest trigram neighbours. A query shorter than a trigram has only the first."""
+    connection = session.connection()
+    dialect = connection.dialect.name
+    found: dict[str, Row] = {}
+
+    def add(select_rows: Select[tuple[str, str, str]]) -> None:
+        for row in _rows(session, select_rows.limit(CANDIDATE_LIMIT - len(found))):
+            found.setdefault(row[0], row)
+
+    add(name_index.starting_with(base, dialect, query))
+    if len(query) >= name_index.TRIGRAM:
+        if len(found) < CANDIDATE_LIMIT:
+            add(name_index.containing(base, dialect, query))
+        if len(found) < CANDIDATE_LIMIT:
+            add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT))
+    return list(found.values())
+
+
+def rank(query: str, rows: Sequence[Row]) -> list[Match]:
+    """The rows whose names match the search key ``query``, best first (the ranking of
+    the module docstring)."""
     # one line per name of each person (its name, then its alternate names)
     lines: list[str] = []
     owners: list[int] = []
@@ -153,6 +176,25 @@ def search_people(
     found = list(best.values())
     found.sort()
     return [Match(rows[i][0], rows[i][1], -neg) for _, neg, _, _, i in found]
+
+
+def search_people(
+    session: Session,
+    incident_id: str,
+    *,
+    q: str = "",
+    status: str | None = None,
+    alert: AlertFilter | None = None,
+    organization: str | None = None,
+) -> list[Match]:
+    """The matching people of the incident, best first (see the module docstring); with a
+    query, at most :data:`CANDIDATE_LIMIT`."""
+    base = _filtered(incident_id, status, alert, organization)
+    query = search_key(q)
+    if not query:
+        ordered = sorted(_rows(session, base), key=lambda r: natural_key(r[1]))
+        return [Match(pid, name, 100.0) for pid, name, _ in ordered]
+    return rank(query, candidates(session, base, query))
 
 
 def search_page(

@@ -1,0 +1,221 @@
+"""The trigram index over people's search keys, on both databases.
+
+``people.search_key`` holds the transliterated key of a person's name and alternate names,
+one per line (:func:`trace_app.domain.search.people_search_key`). This module keeps a
+trigram index over it and turns a key into SQL that the index serves:
+
+- PostgreSQL: the ``pg_trgm`` extension and a GIN index (``gin_trgm_ops``) on
+  ``people.search_key``. PostgreSQL keeps the index in step with the table itself.
+- SQLite: an FTS5 table with the ``trigram`` tokenizer whose content is ``people``
+  (``content='people'``, the row id of ``people``), kept in step by three triggers on
+  ``people``: the index changes in the same transaction as the person, and a rollback
+  takes back both.
+
+Every object created here is invisible to the models (:func:`is_index_object` tells
+Alembic's comparison to leave them alone). A migration that rebuilds ``people`` on SQLite
+(``batch_alter_table``) drops the triggers with the old table: it must call
+:func:`drop_index` before and :func:`create_index` after (which rebuilds the FTS table
+from ``people``).
+
+Queries (``key`` is always a search key: ``[0-9a-z ]`` only):
+
+- :func:`containing`: keys that hold ``key`` as a substring (3 characters or more);
+- :func:`starting_with`: keys whose first line starts with ``key`` (any length; a range
+  scan of the ``(incident_id, search_key)`` index);
+- :func:`neighbours`: keys that share trigrams with ``key``, most similar first.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    and_,
+    column,
+    func,
+    literal,
+    literal_column,
+    table,
+    text,
+)
+from sqlalchemy.exc import DBAPIError
+
+from trace_app.store.models import Person
+
+FTS_TABLE = "people_search_fts"
+GIN_INDEX = "ix_people_search_key_trgm"
+# SQLite only: the range scan of short queries (PostgreSQL serves them with the GIN index;
+# a B-tree there would refuse keys over 2,704 bytes, which ten long alternate names reach)
+PREFIX_INDEX = "ix_people_incident_search_key"
+_TRIGGERS = ("people_search_fts_ai", "people_search_fts_ad", "people_search_fts_au")
+# How similar (pg_trgm word similarity, 0-1) a key must be to be a neighbour: low, so that
+# every name the ranking would keep (rapidfuzz 85 of 100) is among them.
+WORD_SIMILARITY_THRESHOLD = 0.3
+TRIGRAM = 3
+
+_fts = table(FTS_TABLE, column("rowid"), column("rank"))
+
+
+class TrigramExtensionRefused(RuntimeError):
+    """PostgreSQL refused ``CREATE EXTENSION pg_trgm``: people search needs it."""
+
+
+def is_index_object(name: str | None) -> bool:
+    """Whether a table, index or trigger of that name belongs to the trigram index."""
+    return bool(name) and (str(name).startswith(FTS_TABLE) or name in (GIN_INDEX, PREFIX_INDEX))
+
+
+def include_object(
+    _object: object, name: str | None, _type: str, reflected: bool, _compare_to: object
+) -> bool:
+    """For Alembic's model comparison: leave the trigram index alone (the models do not
+    describe it)."""
+    return not (reflected and is_index_object(name))
+
+
+def create_index(connection: Connection) -> None:
+    """Create the trigram index (and on PostgreSQL the ``pg_trgm`` extension) for the
+    people already stored. Raises :class:`TrigramExtensionRefused` with what to do when
+    PostgreSQL refuses the extension."""
+    if connection.dialect.name == "postgresql":
+        _ensure_pg_trgm(connection)
+        connection.execute(
+            text(
+                f"CREATE INDEX IF NOT EXISTS {GIN_INDEX} ON people "
+                "USING gin (search_key gin_trgm_ops)"
+            )
+        )
+        return
+    connection.execute(
+        text(f"CREATE INDEX IF NOT EXISTS {PREFIX_INDEX} ON people (incident_id, search_key)")
+    )
+    connection.execute(
+        text(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
+            "search_key, content='people', tokenize='trigram')"
+        )
+    )
+    insert_new = f"INSERT INTO {FTS_TABLE}(rowid, search_key) VALUES (new.rowid, new.search_key);"
+    delete_old = (
+        f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, search_key) "
+        "VALUES ('delete', old.rowid, old.search_key);"
+    )
+    ins, dele, upd = _TRIGGERS
+    connection.execute(
+        text(f"CREATE TRIGGER IF NOT EXISTS {ins} AFTER INSERT ON people BEGIN {insert_new} END")
+    )
+    connection.execute(
+        text(f"CREATE TRIGGER IF NOT EXISTS {dele} AFTER DELETE ON people BEGIN {delete_old} END")
+    )
+    connection.execute(
+        text(
+            f"CREATE TRIGGER IF NOT EXISTS {upd} AFTER UPDATE OF search_key ON people "
+            f"BEGIN {delete_old} {insert_new} END"
+        )
+    )
+    connection.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')"))
+
+
+def drop_index(connection: Connection) -> None:
+    """Drop what :func:`create_index` made (the ``pg_trgm`` extension stays: other
+    schemas of the database may use it)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text(f"DROP INDEX IF EXISTS {GIN_INDEX}"))
+        return
+    for trigger in _TRIGGERS:
+        connection.execute(text(f"DROP TRIGGER IF EXISTS {trigger}"))
+    connection.execute(text(f"DROP TABLE IF EXISTS {FTS_TABLE}"))
+    connection.execute(text(f"DROP INDEX IF EXISTS {PREFIX_INDEX}"))
+
+
+def _ensure_pg_trgm(connection: Connection) -> None:
+    visible = connection.execute(
+        text("SELECT 1 FROM pg_opclass WHERE opcname = 'gin_trgm_ops' AND pg_opclass_is_visible(oid)")
+    ).first()
+    if visible:
+        return
+    installed = connection.execute(
+        text(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+            "WHERE e.extname = 'pg_trgm'"
+        )
+    ).scalar()
+    if installed is not None:
+        raise TrigramExtensionRefused(
+            f"The pg_trgm extension is installed in schema {installed!r}, which is not on "
+            "this connection's search_path: add it to search_path (for example "
+            f"'options=-csearch_path=<your schema>,{installed}' in DATABASE_URL)."
+        )
+    try:
+        with connection.begin_nested():
+            connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_trgm"))
+    except DBAPIError as exc:
+        reason = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
+        raise TrigramExtensionRefused(
+            "People search needs PostgreSQL's pg_trgm extension, and this database user may "
+            f"not create it ({reason}). Ask the database owner to run "
+            "'CREATE EXTENSION pg_trgm;' in this database (it ships with PostgreSQL), "
+            "then start Trace again."
+        ) from exc
+
+
+# ---- queries -----------------------------------------------------------------------
+
+
+def trigrams(key: str) -> list[str]:
+    """The distinct 3-character windows of ``key``, in order."""
+    return list(dict.fromkeys(key[i : i + TRIGRAM] for i in range(len(key) - TRIGRAM + 1)))
+
+
+def containing(query: Select[tuple[str, str, str]], dialect: str, key: str) -> Select[tuple[str, str, str]]:
+    """``query`` (over ``people``) narrowed to keys holding ``key`` (3 characters or
+    more) as a substring; index-served on both databases."""
+    if dialect == "postgresql":
+        return query.where(Person.search_key.contains(key, autoescape=True))
+    phrase = '"' + key + '"'
+    return query.join(_fts, _fts.c.rowid == literal_column("people.rowid")).where(
+        literal_column(FTS_TABLE).op("MATCH")(literal(phrase))
+    )
+
+
+def starting_with(
+    query: Select[tuple[str, str, str]], dialect: str, key: str
+) -> Select[tuple[str, str, str]]:
+    """``query`` narrowed to keys whose first line starts with ``key`` (any length), in
+    key order: on SQLite a range of the ``(incident_id, search_key)`` index, on
+    PostgreSQL ``LIKE 'key%'``, which the trigram index serves (a pattern anchored at the
+    start has trigrams even for one letter)."""
+    condition: ColumnElement[bool]
+    if dialect == "postgresql":
+        condition = Person.search_key.startswith(key, autoescape=True)
+    else:
+        upper = key[:-1] + chr(ord(key[-1]) + 1)
+        condition = and_(Person.search_key >= key, Person.search_key < upper)
+    return query.where(condition).order_by(Person.search_key, Person.id)
+
+
+def neighbours(
+    query: Select[tuple[str, str, str]], connection: Connection, key: str, limit: int
+) -> Select[tuple[str, str, str]]:
+    """``query`` narrowed to the ``limit`` keys that share the most trigrams with ``key``
+    (3 characters or more), most similar first: ``pg_trgm`` word similarity on
+    PostgreSQL (at least :data:`WORD_SIMILARITY_THRESHOLD`), FTS5's ``bm25`` over the
+    key's trigrams on SQLite (any trigram in common)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(
+            text("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
+            {"t": str(WORD_SIMILARITY_THRESHOLD)},
+        )
+        return (
+            query.where(Person.search_key.op("%>")(key))
+            .order_by(func.word_similarity(key, Person.search_key).desc(), Person.id)
+            .limit(limit)
+        )
+    words = " OR ".join(f'"{gram}"' for gram in trigrams(key))
+    return (
+        query.join(_fts, _fts.c.rowid == literal_column("people.rowid"))
+        .where(literal_column(FTS_TABLE).op("MATCH")(literal(words)))
+        .order_by(_fts.c.rank)
+        .limit(limit)
+    )
