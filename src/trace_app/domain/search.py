@@ -162,7 +162,7 @@ def rank(query: str, rows: Sequence[Row]) -> list[Match]:
     hits = process.extract(
         query, lines, scorer=fuzz.partial_ratio, score_cutoff=MIN_SCORE, limit=None
     )
-    best: dict[int, tuple[int, float, float, tuple[tuple[int, int | str], ...], int]] = {}
+    best: dict[int, tuple[int, float, float, tuple[tuple[int, int | str], ...], str, int]] = {}
     for key, partial, at in hits:
         # a name shorter than the query must match it as a whole ("rai" is not "sunita rai")
         score = float(partial) if len(key) >= len(query) else fuzz.ratio(query, key)
@@ -170,12 +170,12 @@ def rank(query: str, rows: Sequence[Row]) -> list[Match]:
             index = owners[at]
             tier = 0 if key == query else 1 if key.startswith(query) else 2
             whole = fuzz.ratio(query, key)  # equal scores: the closer whole name first
-            entry = (tier, -score, -whole, natural_key(rows[index][1]), index)
+            entry = (tier, -score, -whole, natural_key(rows[index][1]), rows[index][0], index)
             if index not in best or entry < best[index]:
                 best[index] = entry
     found = list(best.values())
     found.sort()
-    return [Match(rows[i][0], rows[i][1], -neg) for _, neg, _, _, i in found]
+    return [Match(rows[i][0], rows[i][1], -neg) for _, neg, _, _, _, i in found]
 
 
 def search_people(
