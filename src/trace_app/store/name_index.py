@@ -45,14 +45,20 @@ from trace_app.store.models import Person
 
 FTS_TABLE = "people_search_fts"
 GIN_INDEX = "ix_people_search_key_trgm"
-# SQLite only: the range scan of short queries (PostgreSQL serves them with the GIN index;
-# a B-tree there would refuse keys over 2,704 bytes, which ten long alternate names reach)
+# The range scan of short queries: (incident_id, search_key) on SQLite; on PostgreSQL over
+# the key's first 200 characters in byte order (COLLATE "C", whatever the database's
+# collation), as a B-tree refuses entries over 2,704 bytes, which ten long alternate
+# names reach
 PREFIX_INDEX = "ix_people_incident_search_key"
 _TRIGGERS = ("people_search_fts_ai", "people_search_fts_ad", "people_search_fts_au")
 # How similar (pg_trgm word similarity, 0-1) a key must be to be a neighbour: low, so that
 # every name the ranking would keep (rapidfuzz 85 of 100) is among them.
 WORD_SIMILARITY_THRESHOLD = 0.3
 TRIGRAM = 3
+# A query this long looks for names sharing a 4-character piece with it, not just a
+# trigram: as sure to find a name one typo away, far fewer rows to rank (SQLite)
+LONG_QUERY = 10
+_PREFIX_CHARS = 200
 
 _fts = table(FTS_TABLE, column("rowid"), column("rank"))
 
@@ -84,6 +90,12 @@ def create_index(connection: Connection) -> None:
             text(
                 f"CREATE INDEX IF NOT EXISTS {GIN_INDEX} ON people "
                 "USING gin (search_key gin_trgm_ops)"
+            )
+        )
+        connection.execute(
+            text(
+                f"CREATE INDEX IF NOT EXISTS {PREFIX_INDEX} ON people "
+                f'(incident_id, (substr(search_key, 1, {_PREFIX_CHARS}) COLLATE "C"))'
             )
         )
         return
@@ -122,6 +134,7 @@ def drop_index(connection: Connection) -> None:
     schemas of the database may use it)."""
     if connection.dialect.name == "postgresql":
         connection.execute(text(f"DROP INDEX IF EXISTS {GIN_INDEX}"))
+        connection.execute(text(f"DROP INDEX IF EXISTS {PREFIX_INDEX}"))
         return
     for trigger in _TRIGGERS:
         connection.execute(text(f"DROP TRIGGER IF EXISTS {trigger}"))
@@ -163,11 +176,6 @@ def _ensure_pg_trgm(connection: Connection) -> None:
 # ---- queries -----------------------------------------------------------------------
 
 
-def trigrams(key: str) -> list[str]:
-    """The distinct 3-character windows of ``key``, in order."""
-    return list(dict.fromkeys(key[i : i + TRIGRAM] for i in range(len(key) - TRIGRAM + 1)))
-
-
 def containing(query: Select[tuple[str, str, str]], dialect: str, key: str) -> Select[tuple[str, str, str]]:
     """``query`` (over ``people``) narrowed to keys holding ``key`` (3 characters or
     more) as a substring; index-served on both databases."""
@@ -183,16 +191,14 @@ def starting_with(
     query: Select[tuple[str, str, str]], dialect: str, key: str
 ) -> Select[tuple[str, str, str]]:
     """``query`` narrowed to keys whose first line starts with ``key`` (any length), in
-    key order: on SQLite a range of the ``(incident_id, search_key)`` index, on
-    PostgreSQL ``LIKE 'key%'``, which the trigram index serves (a pattern anchored at the
-    start has trigrams even for one letter)."""
-    condition: ColumnElement[bool]
+    key order: a range of the :data:`PREFIX_INDEX` B-tree."""
+    upper = key[:-1] + chr(ord(key[-1]) + 1)
     if dialect == "postgresql":
-        condition = Person.search_key.startswith(key, autoescape=True)
-    else:
-        upper = key[:-1] + chr(ord(key[-1]) + 1)
-        condition = and_(Person.search_key >= key, Person.search_key < upper)
-    return query.where(condition).order_by(Person.search_key, Person.id)
+        prefix = func.substr(Person.search_key, 1, _PREFIX_CHARS).collate("C")
+        condition: ColumnElement[bool] = and_(prefix >= key, prefix < upper)
+        return query.where(condition).order_by(prefix)
+    condition = and_(Person.search_key >= key, Person.search_key < upper)
+    return query.where(condition).order_by(Person.search_key)
 
 
 def neighbours(
@@ -200,8 +206,9 @@ def neighbours(
 ) -> Select[tuple[str, str, str]]:
     """``query`` narrowed to the ``limit`` keys that share the most trigrams with ``key``
     (3 characters or more), most similar first: ``pg_trgm`` word similarity on
-    PostgreSQL (at least :data:`WORD_SIMILARITY_THRESHOLD`), FTS5's ``bm25`` over the
-    key's trigrams on SQLite (any trigram in common)."""
+    PostgreSQL (at least :data:`WORD_SIMILARITY_THRESHOLD`); on SQLite FTS5's ``bm25``
+    over the keys that share a trigram with ``key`` (a 4-character piece from
+    :data:`LONG_QUERY` characters on)."""
     if connection.dialect.name == "postgresql":
         connection.execute(
             text("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
@@ -212,7 +219,9 @@ def neighbours(
             .order_by(func.word_similarity(key, Person.search_key).desc(), Person.id)
             .limit(limit)
         )
-    words = " OR ".join(f'"{gram}"' for gram in trigrams(key))
+    size = TRIGRAM + 1 if len(key) >= LONG_QUERY else TRIGRAM
+    pieces = dict.fromkeys(key[i : i + size] for i in range(len(key) - size + 1))
+    words = " OR ".join(f'"{piece}"' for piece in pieces)
     return (
         query.join(_fts, _fts.c.rowid == literal_column("people.rowid"))
         .where(literal_column(FTS_TABLE).op("MATCH")(literal(words)))
