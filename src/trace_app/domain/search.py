@@ -145,7 +145,7 @@ def candidates(session: Session, base: Select[tuple[str, str, str]], query: str)
         if len(found) < CANDIDATE_LIMIT:
             add(name_index.containing(base, dialect, query))
         if len(found) < CANDIDATE_LIMIT:
-            add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT))
+            add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True))
     return list(found.values())
 
 

@@ -36,6 +36,7 @@ from sqlalchemy import (
     func,
     literal,
     literal_column,
+    or_,
     table,
     text,
 )
@@ -55,8 +56,7 @@ _TRIGGERS = ("people_search_fts_ai", "people_search_fts_ad", "people_search_fts_
 # every name the ranking would keep (rapidfuzz 85 of 100) is among them.
 WORD_SIMILARITY_THRESHOLD = 0.3
 TRIGRAM = 3
-# A query this long looks for names sharing a 4-character piece with it, not just a
-# trigram: as sure to find a name one typo away, far fewer rows to rank (SQLite)
+# A key this long finds its neighbours by pieces (see neighbours)
 LONG_QUERY = 10
 _PREFIX_CHARS = 200
 
@@ -201,15 +201,57 @@ def starting_with(
     return query.where(condition).order_by(Person.search_key)
 
 
+def pieces(key: str) -> list[list[str]]:
+    """Two ways of cutting ``key`` (:data:`LONG_QUERY` characters or more) into three
+    pieces of three characters or more, the second with each cut one character later. One
+    typo (a letter left out, added, replaced, or two swapped) breaks at most one piece of
+    one of them, so a name one typo away from ``key`` holds two pieces of that one."""
+    a, b = len(key) // 3, 2 * len(key) // 3
+    return [[key[:a], key[a:b], key[b:]], [key[: a + 1], key[a + 1 : b + 1], key[b + 1 :]]]
+
+
 def neighbours(
-    query: Select[tuple[str, str, str]], connection: Connection, key: str, limit: int
+    query: Select[tuple[str, str, str]],
+    connection: Connection,
+    key: str,
+    limit: int,
+    *,
+    one_typo: bool = False,
 ) -> Select[tuple[str, str, str]]:
-    """``query`` narrowed to the ``limit`` keys that share the most trigrams with ``key``
-    (3 characters or more), most similar first: ``pg_trgm`` word similarity on
-    PostgreSQL (at least :data:`WORD_SIMILARITY_THRESHOLD`); on SQLite FTS5's ``bm25``
-    over the keys that share a trigram with ``key`` (a 4-character piece from
-    :data:`LONG_QUERY` characters on)."""
-    if connection.dialect.name == "postgresql":
+    """``query`` narrowed to the ``limit`` keys most like ``key`` (3 characters or more),
+    most similar first.
+
+    By default: ``pg_trgm`` word similarity (at least :data:`WORD_SIMILARITY_THRESHOLD`)
+    on PostgreSQL; on SQLite the keys sharing a trigram, ranked by FTS5's ``bm25``. Both
+    rank every key sharing a trigram or two, which grows with the incident.
+
+    ``one_typo`` (search) with a key of :data:`LONG_QUERY` characters or more: the keys
+    holding two pieces of one cut of :func:`pieces`, which holds every name one typo away
+    (a conjunction of substring tests the index answers without ranking the many keys
+    that share a trigram), names further away only by chance."""
+    postgres = connection.dialect.name == "postgresql"
+    if one_typo and len(key) >= LONG_QUERY:
+        pairs = [
+            (cut[i], cut[j]) for cut in pieces(key) for i in range(3) for j in range(i + 1, 3)
+        ]
+        pairs = list(dict.fromkeys(pairs))
+        if postgres:
+            held = or_(
+                *(
+                    and_(
+                        Person.search_key.contains(x, autoescape=True),
+                        Person.search_key.contains(y, autoescape=True),
+                    )
+                    for x, y in pairs
+                )
+            )
+            return (
+                query.where(held)
+                .order_by(func.similarity(key, Person.search_key).desc(), Person.id)
+                .limit(limit)
+            )
+        words = " OR ".join(f'("{x}" AND "{y}")' for x, y in pairs)
+    elif postgres:
         connection.execute(
             text("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
             {"t": str(WORD_SIMILARITY_THRESHOLD)},
@@ -219,9 +261,9 @@ def neighbours(
             .order_by(func.word_similarity(key, Person.search_key).desc(), Person.id)
             .limit(limit)
         )
-    size = TRIGRAM + 1 if len(key) >= LONG_QUERY else TRIGRAM
-    pieces = dict.fromkeys(key[i : i + size] for i in range(len(key) - size + 1))
-    words = " OR ".join(f'"{piece}"' for piece in pieces)
+    else:
+        grams = dict.fromkeys(key[i : i + TRIGRAM] for i in range(len(key) - TRIGRAM + 1))
+        words = " OR ".join(f'"{gram}"' for gram in grams)
     return (
         query.join(_fts, _fts.c.rowid == literal_column("people.rowid"))
         .where(literal_column(FTS_TABLE).op("MATCH")(literal(words)))
