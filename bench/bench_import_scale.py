@@ -22,7 +22,6 @@ import time
 
 import many_people
 from bench_search_scale import database
-
 from trace_app.domain.audit import Actor
 from trace_app.domain.pfif_import import import_shelter_csv
 from trace_app.store.db import Database
@@ -72,7 +71,9 @@ def main() -> None:
             empty_rate = timed_import(db, empty, shelter_csv(args.rows, []), args.rows)
             started = time.perf_counter()
             full = many_people.fill(db.engine, args.people)
-            print(f"  {kind}: {args.people:,} people written in {time.perf_counter() - started:.0f} s")
+            print(
+                f"  {kind}: {args.people:,} people written in {time.perf_counter() - started:.0f} s"
+            )
             full_rate = timed_import(db, full, shelter_csv(args.rows, known), args.rows)
         ratio = full_rate / empty_rate
         verdict = "met" if ratio >= TARGET else "MISSED"

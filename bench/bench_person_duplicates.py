@@ -20,10 +20,10 @@ import itertools
 import time
 from datetime import UTC, datetime
 
-import many_people
-from bench_search_scale import database
 from sqlalchemy import insert
 
+import many_people
+from bench_search_scale import database
 from timing import median_ms
 from trace_app.domain.identity import match_or_create_person, possible_duplicates
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
@@ -56,7 +56,10 @@ def measure(kind: str, people: int, rounds: int, pg_url: str) -> dict[str, float
                         "search_key": people_search_key([name]),
                         "age": age,
                     }
-                    for pid, name, age in ((target, "Sunita Rai", 30), (new_id("per"), LOOKALIKE, 31))
+                    for pid, name, age in (
+                        (target, "Sunita Rai", 30),
+                        (new_id("per"), LOOKALIKE, 31),
+                    )
                 ],
             )
         with db.sessions() as s:
@@ -88,7 +91,11 @@ def measure(kind: str, people: int, rounds: int, pg_url: str) -> dict[str, float
                 )
 
         published = median_ms(publish, rounds)
-    return {"possible_duplicates": dupes, "match_or_create_person": match, "publish_report": published}
+    return {
+        "possible_duplicates": dupes,
+        "match_or_create_person": match,
+        "publish_report": published,
+    }
 
 
 def main() -> None:
@@ -111,7 +118,9 @@ def main() -> None:
         print(f"  possible_duplicates {verdict} the {TARGET_DUPLICATES_MS:.0f} ms target")
         ratio = large["publish_report"] / small["publish_report"]
         verdict = "within" if ratio <= TARGET_PUBLISH_RATIO else "OVER"
-        print(f"  publish_report ratio {ratio:.2f}x: {verdict} the {TARGET_PUBLISH_RATIO:.0f}x target")
+        print(
+            f"  publish_report ratio {ratio:.2f}x: {verdict} the {TARGET_PUBLISH_RATIO:.0f}x target"
+        )
 
 
 if __name__ == "__main__":

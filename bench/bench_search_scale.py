@@ -55,9 +55,12 @@ def measure(kind: str, people: int, rounds: int, pg_url: str) -> dict[str, float
         with db.sessions() as s:
             found = search_people(s, incident_id, q="sunita rai")
             assert found[0].name == many_people.TARGET, found[:3]
-            assert many_people.TARGET in [m.name for m in search_people(s, incident_id, q="Sunitta")]
+            assert many_people.TARGET in [
+                m.name for m in search_people(s, incident_id, q="Sunitta")
+            ]
             return {
-                q: median_ms(lambda q=q: search_people(s, incident_id, q=q), rounds) for q in QUERIES
+                q: median_ms(lambda q=q: search_people(s, incident_id, q=q), rounds)
+                for q in QUERIES
             }
 
 
@@ -74,11 +77,7 @@ def main() -> None:
         print(f"{kind}: search_people median, {SMALL:,} vs {args.people:,} people")
         for q in QUERIES:
             ratio = large[q] / small[q]
-            verdict = (
-                "within"
-                if large[q] <= TARGET_MS[kind] and ratio <= TARGET_RATIO
-                else "OVER"
-            )
+            verdict = "within" if large[q] <= TARGET_MS[kind] and ratio <= TARGET_RATIO else "OVER"
             print(
                 f"  {q!r}: {small[q]:.1f} ms -> {large[q]:.1f} ms, ratio {ratio:.2f}x "
                 f"({verdict} {TARGET_MS[kind]:.0f} ms / {TARGET_RATIO:.0f}x)"

@@ -120,11 +120,10 @@ def postgres_schema(url: str = DEFAULT_PG) -> Iterator[str]:
             conn.execute(text("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA trace_pg_trgm"))
             trgm = "trace_pg_trgm"
     try:
-        yield server.update_query_dict({"options": f"-csearch_path={schema},{trgm}"}).render_as_string(
-            hide_password=False
-        )
+        yield server.update_query_dict(
+            {"options": f"-csearch_path={schema},{trgm}"}
+        ).render_as_string(hide_password=False)
     finally:
         with admin.connect() as conn:
             conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         admin.dispose()
-

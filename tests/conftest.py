@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from pg_trigram import trigram_schema
 
 REPO = Path(__file__).resolve().parents[1]

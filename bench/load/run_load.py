@@ -37,9 +37,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # bench/: many_people
 
-import many_people  # noqa: E402
 from sqlalchemy import select  # noqa: E402
 
+import many_people  # noqa: E402
 from trace_app.store.db import make_engine, migrate  # noqa: E402
 from trace_app.store.models import Person  # noqa: E402
 
@@ -131,8 +131,16 @@ def run_size(args: argparse.Namespace, people: int, work: Path) -> dict[str, dic
             name = f"load-{n}"
             trace_cli(
                 env,
-                "user", "create", name, "--role", "reporter",
-                "--organization", ORGANIZATION, "--incident", incident_id, "--password-stdin",
+                "user",
+                "create",
+                name,
+                "--role",
+                "reporter",
+                "--organization",
+                ORGANIZATION,
+                "--incident",
+                incident_id,
+                "--password-stdin",
                 stdin=f"load-password-{n}-{incident_id}\n",
             )
             out = trace_cli(
@@ -145,7 +153,7 @@ def run_size(args: argparse.Namespace, people: int, work: Path) -> dict[str, dic
             replicas = []
             for _ in range(args.replicas):
                 port = free_port()
-                log = open(work / f"replica-{people}-{port}.log", "wb")  # noqa: SIM115
+                log = open(work / f"replica-{people}-{port}.log", "wb")
                 processes.append(
                     subprocess.Popen(
                         [sys.executable, "-m", "trace_app", "serve", "--port", str(port)],
@@ -163,11 +171,25 @@ def run_size(args: argparse.Namespace, people: int, work: Path) -> dict[str, dic
             prefix = work / f"locust-{people}"
             subprocess.run(
                 [
-                    sys.executable, "-m", "locust", "-f", str(HERE / "locustfile.py"),
-                    "--headless", "--only-summary",
-                    "--users", str(args.users), "--spawn-rate", str(args.users),
-                    "--run-time", f"{args.seconds}s", "--stop-timeout", "10",
-                    "--csv", str(prefix), "--loglevel", "WARNING",
+                    sys.executable,
+                    "-m",
+                    "locust",
+                    "-f",
+                    str(HERE / "locustfile.py"),
+                    "--headless",
+                    "--only-summary",
+                    "--users",
+                    str(args.users),
+                    "--spawn-rate",
+                    str(args.users),
+                    "--run-time",
+                    f"{args.seconds}s",
+                    "--stop-timeout",
+                    "10",
+                    "--csv",
+                    str(prefix),
+                    "--loglevel",
+                    "WARNING",
                 ],
                 env={**env, "TRACE_LOAD_PLAN": str(plan_file)},
                 check=False,
@@ -201,7 +223,8 @@ def read_stats(path: Path) -> dict[str, dict[str, float]]:
 
 def report(label: str, stats: dict[str, dict[str, float]]) -> None:
     print(f"\n{label}")
-    print(f"  {'kind':<12} {'requests':>8} {'req/s':>7} {'p50':>6} {'p95':>6} {'p99':>6} {'errors':>6}")
+    heads = ("requests", "req/s", "p50", "p95", "p99", "errors")
+    print(f"  {'kind':<12} " + " ".join(f"{h:>{max(6, len(h))}}" for h in heads))
     for kind in (*KINDS, "Aggregated"):
         s = stats.get(kind)
         if s is None:

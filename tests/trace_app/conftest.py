@@ -45,6 +45,15 @@ def pg_unavailable_reason() -> str | None:
 
 
 @pytest.fixture
+def pg_server_url(pg_unavailable_reason: str | None) -> str:
+    """The test server's URL (database ``test``), for tests that make their own database
+    or role; skips when the server is not reachable."""
+    if pg_unavailable_reason:
+        pytest.skip(pg_unavailable_reason)
+    return PG_BASE_URL
+
+
+@pytest.fixture
 def pg_schema_url(pg_unavailable_reason: str | None) -> Iterator[str]:
     """A URL whose search_path is a fresh schema, dropped after the test."""
     if pg_unavailable_reason:

@@ -247,7 +247,9 @@ def test_every_reason_code_found_through_the_index(database: Database) -> None:
             select(Person).where(Person.incident_id == incident_id, Person.age == 30)
         ).first()
         assert target is not None and target.name == "Sunita Rai"
-        codes = {code for d in duplicate_candidates(s, target) for code in (r.code for r in d.reasons)}
+        codes = {
+            code for d in duplicate_candidates(s, target) for code in (r.code for r in d.reasons)
+        }
         assert duplicate_candidates(s, target) == full_scan_duplicates(s, target)
     assert codes == {
         "same_name",
@@ -279,7 +281,9 @@ def test_renamed_person_found_by_its_new_name(database: Database) -> None:
 
 
 @pytest.mark.parametrize("limit", [3])
-def test_candidates_are_bounded(database: Database, monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+def test_candidates_are_bounded(
+    database: Database, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
     from trace_app.domain import search
 
     incident_id = make_incident(database, [Someone(f"Asha Lama {i}", None, ()) for i in range(8)])
@@ -287,3 +291,17 @@ def test_candidates_are_bounded(database: Database, monkeypatch: pytest.MonkeyPa
     with database.sessions() as s:
         found = [m.name for m in search_people(s, incident_id, q="asha lama")]
     assert found == ["Asha Lama 0", "Asha Lama 1", "Asha Lama 2"]
+
+
+def test_names_without_a_latin_reading_are_compared_with_each_other(database: Database) -> None:
+    incident_id = make_incident(
+        database,
+        [Someone("★ ★", 30, ()), Someone("★\u200b ★", 30, ()), Someone("Asha Lama", 30, ())],
+    )
+    with database.sessions() as s:
+        people = list(s.scalars(select(Person).where(Person.incident_id == incident_id)))
+        keyless = [p for p in people if not p.search_key]
+        assert len(keyless) == 2, [(p.name, p.search_key) for p in people]
+        found = duplicate_candidates(s, keyless[0])
+        assert [[r.code for r in d.reasons] for d in found] == [["invisible_characters"]]
+        assert found == full_scan_duplicates(s, keyless[0])

@@ -372,7 +372,7 @@ def _blocked(session: Session, person: Person) -> set[str]:
     queries = []
     for line in dict.fromkeys(mine.split("\n")):
         if not line:
-            queries.append(base.where(Person.search_key == "").limit(SAME_KEY_LIMIT))
+            queries.append(name_index.without_key(base, dialect).limit(SAME_KEY_LIMIT))
         elif len(line) < name_index.TRIGRAM:
             queries.append(name_index.starting_with(base, dialect, line).limit(SAME_KEY_LIMIT))
         else:

@@ -6,16 +6,19 @@ run of non-letters and non-digits one space. It is stored on the person
 (``people.search_key``) when the person is created, so a search reads it and never
 transliterates the incident's names again.
 
-:func:`search_people` filters in SQL (status of the latest claim, alert state,
-organisation), scores the remaining names with ``rapidfuzz`` and ranks them. A name's
+:func:`search_people` reads its candidates through the trigram index over the stored
+keys (:func:`candidates`, :mod:`trace_app.store.name_index`), with the filters (status of
+the latest claim, alert state, organisation) in the same SQL, at most
+:data:`CANDIDATE_LIMIT` of them, then scores them with ``rapidfuzz`` and ranks them
+(:func:`rank`, which a test also runs over every person to compare). A name's
 score (0-100) is the best match of the query's key against any part of the key of the
 person's name or of one of its alternate names (``people.search_key`` holds one per line)
 (``partial_ratio``: "sunitta" scores 92 against "sunita rai"); a name shorter than the
 query is scored as a whole (``ratio``); below ``MIN_SCORE`` it is left out.
 An exact key ranks first, then keys that start with the query, then the others by
 score, then by how close the whole names are (``ratio``); equal ranks in natural order
-("Filler 2" before "Filler 10"). Without a query every filtered person is listed in
-natural order.
+("Filler 2" before "Filler 10"), then by id. Without a query every filtered person is
+listed in natural order.
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ def _filtered(
     status: str | None,
     alert: AlertFilter | None,
     organization: str | None,
-) -> Select[tuple[str, str, str]]:
+) -> Select[str, str, str]:
     """The incident's people that pass the filters (id, name, search key), as SQL."""
     query = select(Person.id, Person.name, Person.search_key).where(
         Person.incident_id == incident_id
@@ -121,12 +124,12 @@ def _filtered(
 Row = tuple[str, str, str]  # person id, name, stored search key
 
 
-def _rows(session: Session, query: Select[tuple[str, str, str]]) -> list[Row]:
+def _rows(session: Session, query: Select[str, str, str]) -> list[Row]:
     # Core rows, not ORM ones: hundreds of names are read on every search
     return [(row[0], row[1], row[2]) for row in session.connection().execute(query).all()]
 
 
-def candidates(session: Session, base: Select[tuple[str, str, str]], query: str) -> list[Row]:
+def candidates(session: Session, base: Select[str, str, str], query: str) -> list[Row]:
     """At most :data:`CANDIDATE_LIMIT` people of ``base`` worth scoring for the search key
     ``query``, read through the trigram index (:mod:`trace_app.store.name_index`), in
     this order until the bound is reached: names whose key starts with the query (the
@@ -136,7 +139,7 @@ def candidates(session: Session, base: Select[tuple[str, str, str]], query: str)
     dialect = connection.dialect.name
     found: dict[str, Row] = {}
 
-    def add(select_rows: Select[tuple[str, str, str]]) -> None:
+    def add(select_rows: Select[str, str, str]) -> None:
         for row in _rows(session, select_rows.limit(CANDIDATE_LIMIT - len(found))):
             found.setdefault(row[0], row)
 

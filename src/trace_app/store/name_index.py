@@ -108,9 +108,10 @@ def create_index(connection: Connection) -> None:
             "search_key, content='people', tokenize='trigram')"
         )
     )
-    insert_new = f"INSERT INTO {FTS_TABLE}(rowid, search_key) VALUES (new.rowid, new.search_key);"
+    # every name in these statements is a constant of this module, no input
+    insert_new = f"INSERT INTO {FTS_TABLE}(rowid, search_key) VALUES (new.rowid, new.search_key);"  # noqa: S608
     delete_old = (
-        f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, search_key) "
+        f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, search_key) "  # noqa: S608
         "VALUES ('delete', old.rowid, old.search_key);"
     )
     ins, dele, upd = _TRIGGERS
@@ -126,7 +127,7 @@ def create_index(connection: Connection) -> None:
             f"BEGIN {delete_old} {insert_new} END"
         )
     )
-    connection.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')"))
+    connection.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')"))  # noqa: S608
 
 
 def drop_index(connection: Connection) -> None:
@@ -144,7 +145,9 @@ def drop_index(connection: Connection) -> None:
 
 def _ensure_pg_trgm(connection: Connection) -> None:
     visible = connection.execute(
-        text("SELECT 1 FROM pg_opclass WHERE opcname = 'gin_trgm_ops' AND pg_opclass_is_visible(oid)")
+        text(
+            "SELECT 1 FROM pg_opclass WHERE opcname = 'gin_trgm_ops' AND pg_opclass_is_visible(oid)"
+        )
     ).first()
     if visible:
         return
@@ -176,7 +179,7 @@ def _ensure_pg_trgm(connection: Connection) -> None:
 # ---- queries -----------------------------------------------------------------------
 
 
-def containing(query: Select[tuple[str, str, str]], dialect: str, key: str) -> Select[tuple[str, str, str]]:
+def containing(query: Select[str, str, str], dialect: str, key: str) -> Select[str, str, str]:
     """``query`` (over ``people``) narrowed to keys holding ``key`` (3 characters or
     more) as a substring; index-served on both databases."""
     if dialect == "postgresql":
@@ -187,9 +190,15 @@ def containing(query: Select[tuple[str, str, str]], dialect: str, key: str) -> S
     )
 
 
-def starting_with(
-    query: Select[tuple[str, str, str]], dialect: str, key: str
-) -> Select[tuple[str, str, str]]:
+def without_key(query: Select[str, str, str], dialect: str) -> Select[str, str, str]:
+    """``query`` narrowed to people whose names have no Latin reading (an empty key), by
+    the :data:`PREFIX_INDEX` B-tree."""
+    if dialect == "postgresql":
+        return query.where(func.substr(Person.search_key, 1, _PREFIX_CHARS).collate("C") == "")
+    return query.where(Person.search_key == "")
+
+
+def starting_with(query: Select[str, str, str], dialect: str, key: str) -> Select[str, str, str]:
     """``query`` narrowed to keys whose first line starts with ``key`` (any length), in
     key order: a range of the :data:`PREFIX_INDEX` B-tree."""
     upper = key[:-1] + chr(ord(key[-1]) + 1)
@@ -211,13 +220,13 @@ def pieces(key: str) -> list[list[str]]:
 
 
 def neighbours(
-    query: Select[tuple[str, str, str]],
+    query: Select[str, str, str],
     connection: Connection,
     key: str,
     limit: int,
     *,
     one_typo: bool = False,
-) -> Select[tuple[str, str, str]]:
+) -> Select[str, str, str]:
     """``query`` narrowed to the ``limit`` keys most like ``key`` (3 characters or more),
     most similar first.
 
@@ -231,9 +240,7 @@ def neighbours(
     that share a trigram), names further away only by chance."""
     postgres = connection.dialect.name == "postgresql"
     if one_typo and len(key) >= LONG_QUERY:
-        pairs = [
-            (cut[i], cut[j]) for cut in pieces(key) for i in range(3) for j in range(i + 1, 3)
-        ]
+        pairs = [(cut[i], cut[j]) for cut in pieces(key) for i in range(3) for j in range(i + 1, 3)]
         pairs = list(dict.fromkeys(pairs))
         if postgres:
             held = or_(
