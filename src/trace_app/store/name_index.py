@@ -15,7 +15,9 @@ Every object created here is invisible to the models (:func:`is_index_object` te
 Alembic's comparison to leave them alone). A migration that rebuilds ``people`` on SQLite
 (``batch_alter_table``) drops the triggers with the old table: it must call
 :func:`drop_index` before and :func:`create_index` after (which rebuilds the FTS table
-from ``people``).
+from ``people``). The FTS5 rows follow ``people``'s implicit row ids, which SQLite's
+``VACUUM`` may renumber in a table without an INTEGER PRIMARY KEY: Trace never runs
+``VACUUM``; whoever does must call :func:`rebuild` after it.
 
 Queries (``key`` is always a search key: ``[0-9a-z ]`` only):
 
@@ -127,7 +129,14 @@ def create_index(connection: Connection) -> None:
             f"BEGIN {delete_old} {insert_new} END"
         )
     )
-    connection.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')"))  # noqa: S608
+    rebuild(connection)
+
+
+def rebuild(connection: Connection) -> None:
+    """Refill SQLite's FTS5 table from ``people`` (after a ``VACUUM``); nothing to do on
+    PostgreSQL."""
+    if connection.dialect.name == "sqlite":
+        connection.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')"))  # noqa: S608
 
 
 def drop_index(connection: Connection) -> None:
