@@ -9,7 +9,7 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 .DEFAULT_GOAL := help
-.PHONY: help setup browser demo demo-viano test lint typecheck pytest bench lock clean
+.PHONY: help setup browser demo demo-viano test lint typecheck pytest bench bench-load lock clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -55,6 +55,10 @@ test: setup browser ## Every check: ruff, mypy, pytest
 
 bench: setup ## Run the benchmarks in bench/ (each prints a ratio to a baseline)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+PEOPLE ?= 1000000
+bench-load: setup ## Load test: 3 replicas on PostgreSQL, 50 users for 60 s (PEOPLE=1000000)
+	PYTHONPATH=src $(PY) bench/load/run_load.py --people $(PEOPLE)
 
 lock: setup ## Re-pin requirements.lock from what .venv holds (after a deliberate upgrade)
 	@(echo "# Full pinned closure of every dependency (dev, litellm and local-model extras included)."; \

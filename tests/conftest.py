@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from parallel_units import work_unit
+from pg_trigram import trigram_schema
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -133,10 +134,11 @@ def pg_url() -> Iterator[str]:
     try:
         with admin.connect() as conn:
             conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+            trigrams = trigram_schema(conn)
     except OperationalError as exc:
         admin.dispose()
         _pg_unreachable(str(exc.orig).splitlines()[0] if exc.orig else str(exc))
-    url = server.update_query_dict({"options": f"-csearch_path={schema}"})
+    url = server.update_query_dict({"options": f"-csearch_path={schema},{trigrams}"})
     try:
         yield url.render_as_string(hide_password=False)
     finally:

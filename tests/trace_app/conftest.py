@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session
 
+from pg_trigram import trigram_schema
 from trace_app.demo import seed
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database, make_engine, migrate
@@ -44,6 +45,15 @@ def pg_unavailable_reason() -> str | None:
 
 
 @pytest.fixture
+def pg_server_url(pg_unavailable_reason: str | None) -> str:
+    """The test server's URL (database ``test``), for tests that make their own database
+    or role; skips when the server is not reachable."""
+    if pg_unavailable_reason:
+        pytest.skip(pg_unavailable_reason)
+    return PG_BASE_URL
+
+
+@pytest.fixture
 def pg_schema_url(pg_unavailable_reason: str | None) -> Iterator[str]:
     """A URL whose search_path is a fresh schema, dropped after the test."""
     if pg_unavailable_reason:
@@ -52,8 +62,10 @@ def pg_schema_url(pg_unavailable_reason: str | None) -> Iterator[str]:
     admin = create_engine(PG_BASE_URL)
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        trigrams = trigram_schema(conn)
     try:
-        yield f"{PG_BASE_URL}?options=-csearch_path%3D{schema}"
+        yield f"{PG_BASE_URL}?options=-csearch_path%3D{schema},{trigrams}"
     finally:
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -10,6 +11,14 @@ from sqlalchemy import inspect
 
 from trace_app.store.db import Database, alembic_config, make_engine, migrate
 from trace_app.store.models import Base
+from trace_app.store.name_index import (
+    FTS_TABLE,
+    GIN_INDEX,
+    PREFIX_INDEX,
+    TrigramExtensionRefused,
+    include_object,
+    is_index_object,
+)
 
 TABLES = {
     "incidents",
@@ -31,7 +40,9 @@ def test_upgrade_head_matches_models(db_url: str) -> None:
     try:
         migrate(engine)
         with engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            context = MigrationContext.configure(
+                conn, opts={"compare_type": True, "include_object": include_object}
+            )
             diff = compare_metadata(context, Base.metadata)
             tables = set(inspect(conn).get_table_names())
         assert diff == []
@@ -51,9 +62,16 @@ def test_migrate_is_idempotent_and_downgrades(db_url: str) -> None:
             command.downgrade(config, "base")
         with engine.connect() as conn:
             assert set(inspect(conn).get_table_names()) & TABLES == set()
+            assert not [t for t in inspect(conn).get_table_names() if is_index_object(t)]
         migrate(engine)
         with engine.connect() as conn:
             assert set(inspect(conn).get_table_names()) >= TABLES
+            indexes = {i["name"] for i in inspect(conn).get_indexes("people")}
+            if conn.dialect.name == "sqlite":
+                assert FTS_TABLE in inspect(conn).get_table_names()
+                assert PREFIX_INDEX in indexes
+            else:
+                assert {GIN_INDEX, PREFIX_INDEX} <= indexes
     finally:
         engine.dispose()
 
@@ -189,3 +207,37 @@ def test_0010_fills_linked_groups_from_the_newest_decisions(db_url: str) -> None
         ]
     finally:
         engine.dispose()
+
+
+@pytest.mark.postgres
+def test_refused_trigram_extension_is_a_clear_error(pg_server_url: str) -> None:
+    """A database user who may not create pg_trgm gets what to do, not a stack of SQL."""
+    import uuid
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    name = f"trace_noext_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(pg_server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE ROLE "{name}" LOGIN'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    owner = create_engine(make_url(pg_server_url).set(database=name), isolation_level="AUTOCOMMIT")
+    with owner.connect() as conn:  # its own schema, and no CREATE on the database
+        conn.execute(text(f'CREATE SCHEMA app AUTHORIZATION "{name}"'))
+    owner.dispose()
+    user_url = make_url(pg_server_url).set(database=name, username=name, password=None)
+    engine = make_engine(
+        user_url.update_query_dict({"options": "-csearch_path=app"}).render_as_string(
+            hide_password=False
+        )
+    )
+    try:
+        with pytest.raises(TrigramExtensionRefused, match="CREATE EXTENSION pg_trgm"):
+            migrate(engine)
+    finally:
+        engine.dispose()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+            conn.execute(text(f'DROP ROLE "{name}"'))
+        admin.dispose()

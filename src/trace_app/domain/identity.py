@@ -44,7 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from anyascii import anyascii
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
@@ -52,6 +52,7 @@ from trace_app.domain.errors import InvalidReportError, NotFoundError
 from trace_app.domain.links import decided_other_ids, same_person_ids
 from trace_app.domain.search import people_search_key, search_key
 from trace_app.domain.text import clean_name, name_key
+from trace_app.store import name_index
 from trace_app.store.models import Person, PersonAlternateName
 from trace_app.store.sql import in_values
 from trace_app.store.types import new_id
@@ -59,8 +60,11 @@ from trace_app.store.types import new_id
 AGE_TOLERANCE = 2
 CLOSE_SPELLING_SCORE = 88.0
 MAX_ALTERNATE_NAMES = 10
-# a cheap first pass over transliterated names, below every look-alike reason's score
-_PREFILTER_SCORE = 70.0
+# Bounds of the candidates read through the trigram index for one person (see _blocked):
+# people with the same key are all shown (up to this many), close spellings are the
+# nearest ones only. Both keep a person page's cost flat however large the incident.
+SAME_KEY_LIMIT = 1000
+NEIGHBOUR_LIMIT = 200
 
 
 class Reason:
@@ -351,42 +355,39 @@ def _alternates(session: Session, person_ids: list[str]) -> dict[str, list[str]]
     return found
 
 
+def _blocked(session: Session, person: Person) -> set[str]:
+    """The ids of the people of ``person``'s incident worth comparing with it name by
+    name, read through the trigram index (:mod:`trace_app.store.name_index`), for each
+    line of its search key: the keys that hold the line (the same key, which every
+    same-name, invisible-character, look-alike and transliteration pair shares), at most
+    ``SAME_KEY_LIMIT``, and its ``NEIGHBOUR_LIMIT`` nearest trigram neighbours (close
+    spellings). A line shorter than a trigram finds the names that start with it; an
+    empty key (no Latin reading) finds the others without one."""
+    connection = session.connection()
+    dialect = connection.dialect.name
+    base = select(Person.id, Person.name, Person.search_key).where(
+        Person.incident_id == person.incident_id, Person.id != person.id
+    )
+    mine = person.search_key or search_key(person.name)
+    queries = []
+    for line in dict.fromkeys(mine.split("\n")):
+        if not line:
+            queries.append(name_index.without_key(base, dialect).limit(SAME_KEY_LIMIT))
+        elif len(line) < name_index.TRIGRAM:
+            queries.append(name_index.starting_with(base, dialect, line).limit(SAME_KEY_LIMIT))
+        else:
+            queries.append(name_index.containing(base, dialect, line).limit(SAME_KEY_LIMIT))
+            queries.append(name_index.neighbours(base, connection, line, NEIGHBOUR_LIMIT))
+    return {row[0] for query in queries for row in connection.execute(query)}
+
+
 def duplicate_candidates(
     session: Session, person: Person, excluded: Iterable[str] = ()
 ) -> list[PossibleDuplicate]:
     """The look-alikes of ``person`` in its incident (see the module docstring), leaving
-    out ``excluded`` ids, in name order. Reads the incident's stored search keys once
-    (Core rows: thousands are read on every call); a first pass over them (``rapidfuzz``,
-    in C) picks the few worth comparing name by name."""
-    skip = {person.id, *excluded}
-    rows = [
-        (pid, key)
-        for pid, key in session.connection()
-        .execute(
-            select(Person.id, Person.search_key).where(Person.incident_id == person.incident_id)
-        )
-        .all()
-        if pid not in skip
-    ]
-    lines: list[str] = []
-    owners: list[str] = []
-    keyless: list[str] = []
-    for pid, key in rows:
-        if not key:
-            keyless.append(pid)
-        for line in key.split("\n"):
-            lines.append(line)
-            owners.append(pid)
-    mine = person.search_key or search_key(person.name)
-    near: set[str] = set()
-    for query in mine.split("\n"):
-        if not query:
-            near.update(keyless)  # no Latin reading: compare with the others that have none
-            continue
-        for _, _, at in process.extract(
-            query, lines, scorer=fuzz.ratio, score_cutoff=_PREFILTER_SCORE, limit=None
-        ):
-            near.add(owners[at])
+    out ``excluded`` ids, in name order: the reason rules applied to the people that
+    :func:`_blocked` reads through the index, never to the whole incident."""
+    near = _blocked(session, person) - {person.id, *excluded}
     if not near:
         return []
     others = (

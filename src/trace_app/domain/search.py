@@ -6,16 +6,19 @@ run of non-letters and non-digits one space. It is stored on the person
 (``people.search_key``) when the person is created, so a search reads it and never
 transliterates the incident's names again.
 
-:func:`search_people` filters in SQL (status of the latest claim, alert state,
-organisation), scores the remaining names with ``rapidfuzz`` and ranks them. A name's
+:func:`search_people` reads its candidates through the trigram index over the stored
+keys (:func:`candidates`, :mod:`trace_app.store.name_index`), with the filters (status of
+the latest claim, alert state, organisation) in the same SQL, at most
+:data:`CANDIDATE_LIMIT` of them, then scores them with ``rapidfuzz`` and ranks them
+(:func:`rank`, which a test also runs over every person to compare). A name's
 score (0-100) is the best match of the query's key against any part of the key of the
 person's name or of one of its alternate names (``people.search_key`` holds one per line)
 (``partial_ratio``: "sunitta" scores 92 against "sunita rai"); a name shorter than the
 query is scored as a whole (``ratio``); below ``MIN_SCORE`` it is left out.
 An exact key ranks first, then keys that start with the query, then the others by
 score, then by how close the whole names are (``ratio``); equal ranks in natural order
-("Filler 2" before "Filler 10"). Without a query every filtered person is listed in
-natural order.
+("Filler 2" before "Filler 10"), then by id. Without a query every filtered person is
+listed in natural order.
 """
 
 from __future__ import annotations
@@ -28,16 +31,21 @@ from dataclasses import dataclass
 
 from anyascii import anyascii
 from rapidfuzz import fuzz, process
-from sqlalchemy import ScalarSelect, exists, select
+from sqlalchemy import ScalarSelect, Select, exists, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain.groups import collapse_to_groups
 from trace_app.domain.queries import Page, PersonListing, clamp_limit, person_listings
 from trace_app.domain.text import name_key
+from trace_app.store import name_index
 from trace_app.store.models import Alert, AlertState, Claim, Organization, Person, Report
 
 # A name scoring below this (0-100, rapidfuzz on search keys) is not a match.
 MIN_SCORE = 85.0
+# At most this many people are scored for one query: the ranking runs in Python, so its cost
+# must not grow with the incident. 500 names score in about a millisecond, and more than a
+# screen of results above the score cut-off means the query needs more letters.
+CANDIDATE_LIMIT = 500
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -84,13 +92,13 @@ def _latest_status() -> ScalarSelect[str]:
     )
 
 
-def _candidates(
-    session: Session,
+def _filtered(
     incident_id: str,
     status: str | None,
     alert: AlertFilter | None,
     organization: str | None,
-) -> Sequence[tuple[str, str, str]]:
+) -> Select[str, str, str]:
+    """The incident's people that pass the filters (id, name, search key), as SQL."""
     query = select(Person.id, Person.name, Person.search_key).where(
         Person.incident_id == incident_id
     )
@@ -111,8 +119,67 @@ def _candidates(
             .where(Report.organization_id == Organization.id)
             .where(Organization.name_key == name_key(organization))
         )
-    # Core rows, not ORM ones: thousands of names are read on every search
+    return query
+
+
+Row = tuple[str, str, str]  # person id, name, stored search key
+
+
+def _rows(session: Session, query: Select[str, str, str]) -> list[Row]:
+    # Core rows, not ORM ones: hundreds of names are read on every search
     return [(row[0], row[1], row[2]) for row in session.connection().execute(query).all()]
+
+
+def candidates(session: Session, base: Select[str, str, str], query: str) -> list[Row]:
+    """At most :data:`CANDIDATE_LIMIT` people of ``base`` worth scoring for the search key
+    ``query``, read through the trigram index (:mod:`trace_app.store.name_index`), in
+    this order until the bound is reached: names whose key starts with the query (the
+    exact key first), keys that hold the query anywhere (both score 100), then the
+    nearest trigram neighbours. A query shorter than a trigram has only the first."""
+    connection = session.connection()
+    dialect = connection.dialect.name
+    found: dict[str, Row] = {}
+
+    def add(select_rows: Select[str, str, str]) -> None:
+        for row in _rows(session, select_rows.limit(CANDIDATE_LIMIT - len(found))):
+            found.setdefault(row[0], row)
+
+    add(name_index.starting_with(base, dialect, query))
+    if len(query) >= name_index.TRIGRAM:
+        if len(found) < CANDIDATE_LIMIT:
+            add(name_index.containing(base, dialect, query))
+        if len(found) < CANDIDATE_LIMIT:
+            add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True))
+    return list(found.values())
+
+
+def rank(query: str, rows: Sequence[Row]) -> list[Match]:
+    """The rows whose names match the search key ``query``, best first (the ranking of
+    the module docstring)."""
+    # one line per name of each person (its name, then its alternate names)
+    lines: list[str] = []
+    owners: list[int] = []
+    for index, (_, name, key) in enumerate(rows):
+        for line in (key or search_key(name)).split("\n"):
+            lines.append(line)
+            owners.append(index)
+    hits = process.extract(
+        query, lines, scorer=fuzz.partial_ratio, score_cutoff=MIN_SCORE, limit=None
+    )
+    best: dict[int, tuple[int, float, float, tuple[tuple[int, int | str], ...], str, int]] = {}
+    for key, partial, at in hits:
+        # a name shorter than the query must match it as a whole ("rai" is not "sunita rai")
+        score = float(partial) if len(key) >= len(query) else fuzz.ratio(query, key)
+        if score >= MIN_SCORE:
+            index = owners[at]
+            tier = 0 if key == query else 1 if key.startswith(query) else 2
+            whole = fuzz.ratio(query, key)  # equal scores: the closer whole name first
+            entry = (tier, -score, -whole, natural_key(rows[index][1]), rows[index][0], index)
+            if index not in best or entry < best[index]:
+                best[index] = entry
+    found = list(best.values())
+    found.sort()
+    return [Match(rows[i][0], rows[i][1], -neg) for _, neg, _, _, _, i in found]
 
 
 def search_people(
@@ -124,36 +191,14 @@ def search_people(
     alert: AlertFilter | None = None,
     organization: str | None = None,
 ) -> list[Match]:
-    """Every matching person of the incident, best first (see the module docstring)."""
-    rows = _candidates(session, incident_id, status, alert, organization)
+    """The matching people of the incident, best first (see the module docstring); with a
+    query, at most :data:`CANDIDATE_LIMIT`."""
+    base = _filtered(incident_id, status, alert, organization)
     query = search_key(q)
     if not query:
-        ordered = sorted(rows, key=lambda r: natural_key(r[1]))
+        ordered = sorted(_rows(session, base), key=lambda r: natural_key(r[1]))
         return [Match(pid, name, 100.0) for pid, name, _ in ordered]
-    # one line per name of each person (its name, then its alternate names)
-    lines: list[str] = []
-    owners: list[int] = []
-    for index, (_, name, key) in enumerate(rows):
-        for line in (key or search_key(name)).split("\n"):
-            lines.append(line)
-            owners.append(index)
-    hits = process.extract(
-        query, lines, scorer=fuzz.partial_ratio, score_cutoff=MIN_SCORE, limit=None
-    )
-    best: dict[int, tuple[int, float, float, tuple[tuple[int, int | str], ...], int]] = {}
-    for key, partial, at in hits:
-        # a name shorter than the query must match it as a whole ("rai" is not "sunita rai")
-        score = float(partial) if len(key) >= len(query) else fuzz.ratio(query, key)
-        if score >= MIN_SCORE:
-            index = owners[at]
-            tier = 0 if key == query else 1 if key.startswith(query) else 2
-            whole = fuzz.ratio(query, key)  # equal scores: the closer whole name first
-            entry = (tier, -score, -whole, natural_key(rows[index][1]), index)
-            if index not in best or entry < best[index]:
-                best[index] = entry
-    found = list(best.values())
-    found.sort()
-    return [Match(rows[i][0], rows[i][1], -neg) for _, neg, _, _, i in found]
+    return rank(query, candidates(session, base, query))
 
 
 def search_page(

@@ -13,6 +13,7 @@ from sqlalchemy import Connection
 from trace_app.settings import TraceSettings
 from trace_app.store.db import make_engine
 from trace_app.store.models import Base
+from trace_app.store.name_index import include_object
 
 target_metadata = Base.metadata
 
@@ -23,6 +24,7 @@ def _run(connection: Connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        include_object=include_object,
     )
     with context.begin_transaction():
         context.run_migrations()

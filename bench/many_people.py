@@ -1,0 +1,129 @@
+"""Many generated people in one incident, on SQLite or PostgreSQL (imported as a sibling
+module by the scale benchmarks and the load test).
+
+Names are built from syllables (mostly Latin letters, a tenth Devanagari, a tenth
+Cyrillic), so they share trigrams the way real names do, with a fixed seed. People are
+written with the rows ``match_or_create_person`` writes: executemany on SQLite (the
+FTS5 triggers fill the index as they would), ``COPY`` on PostgreSQL.
+
+``postgres_schema(url)`` gives a benchmark a fresh schema of the test server (dropped
+after), with the ``pg_trgm`` extension's schema on its ``search_path``.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Engine, create_engine, insert, text
+from sqlalchemy.engine import make_url
+
+from trace_app.domain.search import people_search_key
+from trace_app.domain.text import name_key
+from trace_app.store.models import Incident, Person
+from trace_app.store.types import new_id
+
+DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+LATIN = (
+    "su ni ta ra ma ya gu rung an il bi nod sha de ep ak ka ma la ti sh re st ha "
+    "ta man tha pa kar ki da hal lam go pal ja ya ku mar na ra ya n hi ra pu sp"
+).split()
+DEVANAGARI = "सु नि ता रा ई मा या गु रु अ न बि नो द का ल ती श".split()
+CYRILLIC = "су ни та ра ма я гу рунг ан ил би нод ка ли ти ша".split()
+TARGET = "सुनिता राई"  # the one person every benchmark looks for
+
+
+def _word(rng: random.Random, syllables: list[str]) -> str:
+    return "".join(rng.choice(syllables) for _ in range(rng.randint(2, 3)))
+
+
+def names(count: int, seed: int = 7) -> Iterator[str]:
+    """``count`` generated names, the last one :data:`TARGET`."""
+    rng = random.Random(seed)
+    for _ in range(count - 1):
+        roll = rng.random()
+        script = DEVANAGARI if roll < 0.1 else CYRILLIC if roll < 0.2 else LATIN
+        first, last = _word(rng, script), _word(rng, script)
+        yield f"{first} {last}".title() if script is not DEVANAGARI else f"{first} {last}"
+    yield TARGET
+
+
+def rows(incident_id: str, count: int, seed: int = 7) -> Iterator[dict[str, object]]:
+    for i, name in enumerate(names(count, seed)):
+        yield {
+            "id": new_id("per"),
+            "incident_id": incident_id,
+            "name": name,
+            "name_key": name_key(name),
+            "search_key": people_search_key([name]),
+            "age": i % 90,
+        }
+
+
+def fill(engine: Engine, count: int, seed: int = 7, incident_name: str = "") -> str:
+    """A new incident holding ``count`` generated people; returns its id."""
+    incident_id = new_id("inc")
+    with engine.begin() as conn:
+        conn.execute(
+            insert(Incident.__table__),  # type: ignore[arg-type]
+            [{"id": incident_id, "name": incident_name or f"Scale {count:,} {incident_id[-6:]}"}],
+        )
+    if engine.dialect.name == "postgresql":
+        _copy(engine, incident_id, count, seed)
+    else:
+        batch: list[dict[str, object]] = []
+        with engine.begin() as conn:
+            for row in rows(incident_id, count, seed):
+                batch.append(row)
+                if len(batch) == 20_000:
+                    conn.execute(insert(Person.__table__), batch)  # type: ignore[arg-type]
+                    batch = []
+            if batch:
+                conn.execute(insert(Person.__table__), batch)  # type: ignore[arg-type]
+    with engine.begin() as conn:
+        conn.execute(text("ANALYZE"))
+    return incident_id
+
+
+def _copy(engine: Engine, incident_id: str, count: int, seed: int) -> None:
+    columns = ("id", "incident_id", "name", "name_key", "search_key", "age")
+    raw = engine.raw_connection()
+    try:
+        cursor = raw.cursor()
+        sql = f"COPY people ({', '.join(columns)}) FROM STDIN"
+        with cursor.copy(sql) as copy:  # type: ignore[attr-defined]
+            for row in rows(incident_id, count, seed):
+                copy.write_row([row[c] for c in columns])
+        raw.commit()
+    finally:
+        raw.close()
+
+
+@contextmanager
+def postgres_schema(url: str = DEFAULT_PG) -> Iterator[str]:
+    """A URL on a fresh schema of ``url``'s database (dropped afterwards) whose
+    ``search_path`` also holds the ``pg_trgm`` extension's schema."""
+    server = make_url(url)
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    find = text(
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+        "WHERE e.extname = 'pg_trgm'"
+    )
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        trgm = conn.execute(find).scalar()
+        if trgm is None:
+            conn.execute(text("CREATE SCHEMA IF NOT EXISTS trace_pg_trgm"))
+            conn.execute(text("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA trace_pg_trgm"))
+            trgm = "trace_pg_trgm"
+    try:
+        yield server.update_query_dict(
+            {"options": f"-csearch_path={schema},{trgm}"}
+        ).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()

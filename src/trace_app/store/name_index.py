@@ -1,0 +1,288 @@
+"""The trigram index over people's search keys, on both databases.
+
+``people.search_key`` holds the transliterated key of a person's name and alternate names,
+one per line (:func:`trace_app.domain.search.people_search_key`). This module keeps a
+trigram index over it and turns a key into SQL that the index serves:
+
+- PostgreSQL: the ``pg_trgm`` extension and a GIN index (``gin_trgm_ops``) on
+  ``people.search_key``. PostgreSQL keeps the index in step with the table itself.
+- SQLite: an FTS5 table with the ``trigram`` tokenizer whose content is ``people``
+  (``content='people'``, the row id of ``people``), kept in step by three triggers on
+  ``people``: the index changes in the same transaction as the person, and a rollback
+  takes back both.
+
+Every object created here is invisible to the models (:func:`is_index_object` tells
+Alembic's comparison to leave them alone). A migration that rebuilds ``people`` on SQLite
+(``batch_alter_table``) drops the triggers with the old table: it must call
+:func:`drop_index` before and :func:`create_index` after (which rebuilds the FTS table
+from ``people``). The FTS5 rows follow ``people``'s implicit row ids, which SQLite's
+``VACUUM`` may renumber in a table without an INTEGER PRIMARY KEY: Trace never runs
+``VACUUM``; whoever does must call :func:`rebuild` after it.
+
+Queries (``key`` is always a search key: ``[0-9a-z ]`` only):
+
+- :func:`containing`: keys that hold ``key`` as a substring (3 characters or more);
+- :func:`starting_with`: keys whose first line starts with ``key`` (any length; a range
+  scan of the ``(incident_id, search_key)`` index);
+- :func:`neighbours`: keys that share trigrams with ``key``, most similar first.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    and_,
+    column,
+    func,
+    literal,
+    literal_column,
+    or_,
+    table,
+    text,
+)
+from sqlalchemy.exc import DBAPIError
+
+from trace_app.store.models import Person
+
+FTS_TABLE = "people_search_fts"
+GIN_INDEX = "ix_people_search_key_trgm"
+# The range scan of short queries: (incident_id, search_key) on SQLite; on PostgreSQL over
+# the key's first 200 characters in byte order (COLLATE "C", whatever the database's
+# collation), as a B-tree refuses entries over 2,704 bytes, which ten long alternate
+# names reach
+PREFIX_INDEX = "ix_people_incident_search_key"
+_TRIGGERS = ("people_search_fts_ai", "people_search_fts_ad", "people_search_fts_au")
+# How similar (pg_trgm word similarity, 0-1) a key must be to be a neighbour: low, so that
+# every name the ranking would keep (rapidfuzz 85 of 100) is among them.
+WORD_SIMILARITY_THRESHOLD = 0.3
+TRIGRAM = 3
+# A key this long finds its neighbours by pieces (see neighbours)
+LONG_QUERY = 10
+_PREFIX_CHARS = 200
+
+_fts = table(FTS_TABLE, column("rowid"), column("rank"))
+
+
+class TrigramExtensionRefused(RuntimeError):
+    """PostgreSQL refused ``CREATE EXTENSION pg_trgm``: people search needs it."""
+
+
+def is_index_object(name: str | None) -> bool:
+    """Whether a table, index or trigger of that name belongs to the trigram index."""
+    return bool(name) and (str(name).startswith(FTS_TABLE) or name in (GIN_INDEX, PREFIX_INDEX))
+
+
+def include_object(
+    _object: object, name: str | None, _type: str, reflected: bool, _compare_to: object
+) -> bool:
+    """For Alembic's model comparison: leave the trigram index alone (the models do not
+    describe it)."""
+    return not (reflected and is_index_object(name))
+
+
+def create_index(connection: Connection) -> None:
+    """Create the trigram index (and on PostgreSQL the ``pg_trgm`` extension) for the
+    people already stored. Raises :class:`TrigramExtensionRefused` with what to do when
+    PostgreSQL refuses the extension."""
+    if connection.dialect.name == "postgresql":
+        _ensure_pg_trgm(connection)
+        connection.execute(
+            text(
+                f"CREATE INDEX IF NOT EXISTS {GIN_INDEX} ON people "
+                "USING gin (search_key gin_trgm_ops)"
+            )
+        )
+        connection.execute(
+            text(
+                f"CREATE INDEX IF NOT EXISTS {PREFIX_INDEX} ON people "
+                f'(incident_id, (substr(search_key, 1, {_PREFIX_CHARS}) COLLATE "C"))'
+            )
+        )
+        return
+    connection.execute(
+        text(f"CREATE INDEX IF NOT EXISTS {PREFIX_INDEX} ON people (incident_id, search_key)")
+    )
+    connection.execute(
+        text(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
+            "search_key, content='people', tokenize='trigram')"
+        )
+    )
+    # every name in these statements is a constant of this module, no input
+    insert_new = f"INSERT INTO {FTS_TABLE}(rowid, search_key) VALUES (new.rowid, new.search_key);"  # noqa: S608
+    delete_old = (
+        f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, search_key) "  # noqa: S608
+        "VALUES ('delete', old.rowid, old.search_key);"
+    )
+    ins, dele, upd = _TRIGGERS
+    connection.execute(
+        text(f"CREATE TRIGGER IF NOT EXISTS {ins} AFTER INSERT ON people BEGIN {insert_new} END")
+    )
+    connection.execute(
+        text(f"CREATE TRIGGER IF NOT EXISTS {dele} AFTER DELETE ON people BEGIN {delete_old} END")
+    )
+    connection.execute(
+        text(
+            f"CREATE TRIGGER IF NOT EXISTS {upd} AFTER UPDATE OF search_key ON people "
+            f"BEGIN {delete_old} {insert_new} END"
+        )
+    )
+    rebuild(connection)
+
+
+def rebuild(connection: Connection) -> None:
+    """Refill SQLite's FTS5 table from ``people`` (after a ``VACUUM``); nothing to do on
+    PostgreSQL."""
+    if connection.dialect.name == "sqlite":
+        connection.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')"))  # noqa: S608
+
+
+def drop_index(connection: Connection) -> None:
+    """Drop what :func:`create_index` made (the ``pg_trgm`` extension stays: other
+    schemas of the database may use it)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text(f"DROP INDEX IF EXISTS {GIN_INDEX}"))
+        connection.execute(text(f"DROP INDEX IF EXISTS {PREFIX_INDEX}"))
+        return
+    for trigger in _TRIGGERS:
+        connection.execute(text(f"DROP TRIGGER IF EXISTS {trigger}"))
+    connection.execute(text(f"DROP TABLE IF EXISTS {FTS_TABLE}"))
+    connection.execute(text(f"DROP INDEX IF EXISTS {PREFIX_INDEX}"))
+
+
+def _ensure_pg_trgm(connection: Connection) -> None:
+    visible = connection.execute(
+        text(
+            "SELECT 1 FROM pg_opclass WHERE opcname = 'gin_trgm_ops' AND pg_opclass_is_visible(oid)"
+        )
+    ).first()
+    if visible:
+        return
+    installed = connection.execute(
+        text(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+            "WHERE e.extname = 'pg_trgm'"
+        )
+    ).scalar()
+    if installed is not None:
+        raise TrigramExtensionRefused(
+            f"The pg_trgm extension is installed in schema {installed!r}, which is not on "
+            "this connection's search_path: add it to search_path (for example "
+            f"'options=-csearch_path=<your schema>,{installed}' in DATABASE_URL)."
+        )
+    try:
+        with connection.begin_nested():
+            connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_trgm"))
+    except DBAPIError as exc:
+        reason = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
+        raise TrigramExtensionRefused(
+            "People search needs PostgreSQL's pg_trgm extension, and this database user may "
+            f"not create it ({reason}). Ask the database owner to run "
+            "'CREATE EXTENSION pg_trgm;' in this database (it ships with PostgreSQL), "
+            "then start Trace again."
+        ) from exc
+
+
+# ---- queries -----------------------------------------------------------------------
+
+
+def containing(query: Select[str, str, str], dialect: str, key: str) -> Select[str, str, str]:
+    """``query`` (over ``people``) narrowed to keys holding ``key`` (3 characters or
+    more) as a substring; index-served on both databases."""
+    if dialect == "postgresql":
+        return query.where(Person.search_key.contains(key, autoescape=True))
+    phrase = '"' + key + '"'
+    return query.join(_fts, _fts.c.rowid == literal_column("people.rowid")).where(
+        literal_column(FTS_TABLE).op("MATCH")(literal(phrase))
+    )
+
+
+def without_key(query: Select[str, str, str], dialect: str) -> Select[str, str, str]:
+    """``query`` narrowed to people whose names have no Latin reading (an empty key), by
+    the :data:`PREFIX_INDEX` B-tree."""
+    if dialect == "postgresql":
+        return query.where(func.substr(Person.search_key, 1, _PREFIX_CHARS).collate("C") == "")
+    return query.where(Person.search_key == "")
+
+
+def starting_with(query: Select[str, str, str], dialect: str, key: str) -> Select[str, str, str]:
+    """``query`` narrowed to keys whose first line starts with ``key`` (any length), in
+    key order: a range of the :data:`PREFIX_INDEX` B-tree."""
+    upper = key[:-1] + chr(ord(key[-1]) + 1)
+    if dialect == "postgresql":
+        prefix = func.substr(Person.search_key, 1, _PREFIX_CHARS).collate("C")
+        condition: ColumnElement[bool] = and_(prefix >= key, prefix < upper)
+        return query.where(condition).order_by(prefix)
+    condition = and_(Person.search_key >= key, Person.search_key < upper)
+    return query.where(condition).order_by(Person.search_key)
+
+
+def pieces(key: str) -> list[list[str]]:
+    """Two ways of cutting ``key`` (:data:`LONG_QUERY` characters or more) into three
+    pieces of three characters or more, the second with each cut one character later. One
+    typo (a letter left out, added, replaced, or two swapped) breaks at most one piece of
+    one of them, so a name one typo away from ``key`` holds two pieces of that one."""
+    a, b = len(key) // 3, 2 * len(key) // 3
+    return [[key[:a], key[a:b], key[b:]], [key[: a + 1], key[a + 1 : b + 1], key[b + 1 :]]]
+
+
+def neighbours(
+    query: Select[str, str, str],
+    connection: Connection,
+    key: str,
+    limit: int,
+    *,
+    one_typo: bool = False,
+) -> Select[str, str, str]:
+    """``query`` narrowed to the ``limit`` keys most like ``key`` (3 characters or more),
+    most similar first.
+
+    By default: ``pg_trgm`` word similarity (at least :data:`WORD_SIMILARITY_THRESHOLD`)
+    on PostgreSQL; on SQLite the keys sharing a trigram, ranked by FTS5's ``bm25``. Both
+    rank every key sharing a trigram or two, which grows with the incident.
+
+    ``one_typo`` (search) with a key of :data:`LONG_QUERY` characters or more: the keys
+    holding two pieces of one cut of :func:`pieces`, which holds every name one typo away
+    (a conjunction of substring tests the index answers without ranking the many keys
+    that share a trigram), names further away only by chance."""
+    postgres = connection.dialect.name == "postgresql"
+    if one_typo and len(key) >= LONG_QUERY:
+        pairs = [(cut[i], cut[j]) for cut in pieces(key) for i in range(3) for j in range(i + 1, 3)]
+        pairs = list(dict.fromkeys(pairs))
+        if postgres:
+            held = or_(
+                *(
+                    and_(
+                        Person.search_key.contains(x, autoescape=True),
+                        Person.search_key.contains(y, autoescape=True),
+                    )
+                    for x, y in pairs
+                )
+            )
+            return (
+                query.where(held)
+                .order_by(func.similarity(key, Person.search_key).desc(), Person.id)
+                .limit(limit)
+            )
+        words = " OR ".join(f'("{x}" AND "{y}")' for x, y in pairs)
+    elif postgres:
+        connection.execute(
+            text("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
+            {"t": str(WORD_SIMILARITY_THRESHOLD)},
+        )
+        return (
+            query.where(Person.search_key.op("%>")(key))
+            .order_by(func.word_similarity(key, Person.search_key).desc(), Person.id)
+            .limit(limit)
+        )
+    else:
+        grams = dict.fromkeys(key[i : i + TRIGRAM] for i in range(len(key) - TRIGRAM + 1))
+        words = " OR ".join(f'"{gram}"' for gram in grams)
+    return (
+        query.join(_fts, _fts.c.rowid == literal_column("people.rowid"))
+        .where(literal_column(FTS_TABLE).op("MATCH")(literal(words)))
+        .order_by(_fts.c.rank)
+        .limit(limit)
+    )
