@@ -27,8 +27,8 @@ from trace_app.domain import queries
 from trace_app.domain.links import decide_link
 from trace_app.domain.person_view import person_detail
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
-from trace_app.store.db import make_engine
-from trace_app.store.models import Base, Claim, ClaimStatus, Incident, LinkDecision, Person, Report
+from trace_app.store.db import make_engine, migrate
+from trace_app.store.models import Claim, ClaimStatus, Incident, LinkDecision, Person, Report
 
 NAMES = ("Asha Prop", "Bina Prop", "Chandra Prop", "Dawa Prop")
 START = datetime(2026, 7, 15, 6, 0, tzinfo=UTC)
@@ -91,7 +91,7 @@ def reorder(events: list[Event], seed: int) -> list[Event]:
 @contextmanager
 def fresh_store(folder: Path) -> Iterator[Session]:
     engine = make_engine(f"sqlite:///{folder / f'p{random.getrandbits(64)}.db'}")
-    Base.metadata.create_all(engine)
+    migrate(engine)  # the real schema: the name index is made by a migration
     try:
         with Session(engine, expire_on_commit=False) as session:
             yield session

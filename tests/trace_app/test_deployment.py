@@ -58,7 +58,8 @@ def test_demo_server_seeds_and_offers_reset(sqlite_settings: TraceSettings) -> N
     with signed_in_with(create_app(sqlite_settings), follow_redirects=True) as web:
         names = [i["name"] for i in web.get("/api/incidents").json()["items"]]
         assert names == ["Flood Relief Demo"]
-        assert 'action="/demo/reset"' in web.get("/").text
+        assert 'href="/demo/reset"' in web.get("/").text  # a link to a page that asks first
+        assert 'action="/demo/reset"' in web.get("/demo/reset").text
         assert web.post("/api/demo/reset", json={}).status_code == 200
 
 
