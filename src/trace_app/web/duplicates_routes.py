@@ -37,13 +37,13 @@ from trace_app.store.models import AlertState, ClaimStatus, LinkDecision, Person
 from trace_app.web.auth import authorize, needs
 from trace_app.web.deps import get_session, open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_response
+from trace_app.web.paging import BAD_PAGE_MESSAGE, page_number
 
 api_router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 page_router = APIRouter(include_in_schema=False)
 
 IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 MAX_OFFSET = 1_000_000_000
-MAX_PAGE_NUMBER = 1_000_000
 QUEUE_DECISIONS = (LinkDecision.SAME, LinkDecision.DIFFERENT)
 
 
@@ -126,14 +126,6 @@ def list_duplicates(
     )
 
 
-def _page_number(raw: str) -> int | None:
-    try:
-        number = int(raw.strip() or "1")
-    except ValueError:
-        return None
-    return number if 1 <= number <= MAX_PAGE_NUMBER else None
-
-
 @page_router.get("/incidents/{incident_id}/duplicates")
 def duplicates(
     request: Request,
@@ -146,10 +138,10 @@ def duplicates(
         incident = queries.get_incident(session, incident_id)
     except NotFoundError as exc:
         return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
-    number = _page_number(request.query_params.get("page", "1"))
+    number = page_number(request.query_params.get("page", "1"))
     if number is None:
-        message = f"Page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}."
-        return render(request, "error.html", {"title": "No such page", "message": message}, 422)
+        context = {"title": "No such page", "message": BAD_PAGE_MESSAGE}
+        return render(request, "error.html", context, 422)
     limit = DUPLICATES_PER_PAGE
     page = duplicates_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
     return render(
@@ -207,7 +199,7 @@ def _decide_pair(
             return _refused(request, "Not found", str(exc), 404)
         except InvalidInputError as exc:
             return _refused(request, "Not decided", str(exc), 422)
-    number = _page_number(values["page"]) or 1
+    number = page_number(values["page"]) or 1
     return RedirectResponse(
         f"/incidents/{incident_id}/duplicates?page={number}&decided={decision.value}",
         status_code=303,

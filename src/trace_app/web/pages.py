@@ -24,6 +24,7 @@ from trace_app.store.models import AlertState, Report
 from trace_app.web.auth import authorize, authorize_record, needs
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo, open_session, render
 from trace_app.web.forms import STATUSES
+from trace_app.web.paging import BAD_PAGE_MESSAGE, page_number
 
 router = APIRouter(include_in_schema=False)
 
@@ -60,7 +61,6 @@ def incident(incident_id: str, _: Principal = needs(Permission.READ)) -> Respons
 
 
 # Far beyond any incident (50 a page); SQLite's integers end at 2**63.
-MAX_PAGE_NUMBER = 1_000_000
 
 
 class BadPage(ValueError):
@@ -68,13 +68,9 @@ class BadPage(ValueError):
 
 
 def _page_number(request: Request) -> int:
-    raw = request.query_params.get("page", "1").strip() or "1"
-    try:
-        number = int(raw)
-    except ValueError:
-        number = 0
-    if not 1 <= number <= MAX_PAGE_NUMBER:
-        raise BadPage(f"Page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}.")
+    number = page_number(request.query_params.get("page", "1"))
+    if number is None:
+        raise BadPage(BAD_PAGE_MESSAGE)
     return number
 
 

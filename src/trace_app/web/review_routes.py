@@ -40,6 +40,7 @@ from trace_app.store.models import Report, ReviewDecision
 from trace_app.web.auth import authorize, authorize_record, needs
 from trace_app.web.deps import get_session, open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_response
+from trace_app.web.paging import BAD_PAGE_MESSAGE, MAX_PAGE_NUMBER, page_number
 
 router = APIRouter(tags=["reviews"])
 
@@ -47,7 +48,6 @@ Id = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
 Limit = Annotated[int, Query(ge=1, le=queries.MAX_PAGE_SIZE)]
 REVIEWS_PER_PAGE = 20
-MAX_PAGE_NUMBER = 1_000_000
 
 
 class ReviewIn(BaseModel):
@@ -287,15 +287,6 @@ def review_history_api(
 # --- the Reviews page and its form ----------------------------------------------------
 
 
-def _page_number(request: Request) -> int | None:
-    raw = request.query_params.get("page", "1").strip() or "1"
-    try:
-        number = int(raw)
-    except ValueError:
-        return None
-    return number if 1 <= number <= MAX_PAGE_NUMBER else None
-
-
 def _reviews_page(
     request: Request,
     incident_id: str,
@@ -359,10 +350,10 @@ async def reviews_page(
     request: Request, incident_id: str, principal: Principal = needs(Permission.READ)
 ) -> Response:
     authorize(principal, Permission.READ, incident_id)
-    number = _page_number(request)
+    number = page_number(request.query_params.get("page", "1"))
     if number is None:
-        message = f"Page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}."
-        return render(request, "error.html", {"title": "No such page", "message": message}, 422)
+        context = {"title": "No such page", "message": BAD_PAGE_MESSAGE}
+        return render(request, "error.html", context, 422)
     return await run_in_threadpool(_reviews_page, request, incident_id, number)
 
 

@@ -1,0 +1,16 @@
+"""The one rule for a page number typed into a page's address (``?page=``)."""
+
+from __future__ import annotations
+
+MAX_PAGE_NUMBER = 1_000_000
+BAD_PAGE_MESSAGE = f"Page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}."
+
+
+def page_number(raw: str) -> int | None:
+    """The page asked for (blank is the first), or None when it is not a whole number from
+    1 to ``MAX_PAGE_NUMBER``: the caller answers 422 with ``BAD_PAGE_MESSAGE``."""
+    try:
+        number = int(raw.strip() or "1")
+    except ValueError:
+        return None
+    return number if 1 <= number <= MAX_PAGE_NUMBER else None
