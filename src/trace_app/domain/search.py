@@ -214,11 +214,24 @@ def search_page(
 ) -> Page[PersonListing]:
     """One page of :func:`search_people`'s results, each person with its claims; the
     records of a linked group are one row, where its best-ranked record matched."""
-    limit = clamp_limit(limit)
-    offset = max(0, offset)
     matches = search_people(
         session, incident_id, q=q, status=status, alert=alert, organization=organization
     )
+    return page_of_matches(session, incident_id, matches, offset=offset, limit=limit)
+
+
+def page_of_matches(
+    session: Session,
+    incident_id: str,
+    matches: Sequence[Match],
+    *,
+    offset: int = 0,
+    limit: int = 50,
+) -> Page[PersonListing]:
+    """One page of ``matches`` (:func:`search_people`'s results, already read), each
+    person with its claims; a linked group is one row, where its best-ranked record is."""
+    limit = clamp_limit(limit)
+    offset = max(0, offset)
     people = collapse_to_groups(session, incident_id, [m.person_id for m in matches])
     items = person_listings(session, people[offset : offset + limit])
     return Page(items=items, total=len(people), offset=offset, limit=limit)

@@ -123,30 +123,19 @@ def _people_page(
         limit = queries.PEOPLE_PER_PAGE
         offset = (number - 1) * limit
         if any(filters.values()):
-            page = search.search_page(
+            matches = search.search_people(
                 session,
                 incident_id,
                 q=filters["q"],
                 status=filters["status"] or None,
                 alert=AlertFilter(filters["alert"]) if filters["alert"] else None,
                 organization=filters["organization"] or None,
-                offset=offset,
-                limit=limit,
             )
+            page = search.page_of_matches(session, incident_id, matches, offset=offset, limit=limit)
+            # the alerts follow the search: only those about the people it finds
+            alerts = queries.open_alerts_of(session, incident_id, {m.person_id for m in matches})
         else:
             page = queries.people_page(session, incident_id, offset=offset, limit=limit)
-        if any(filters.values()):
-            # the alerts follow the search: only those about the people it finds
-            matched = search.search_people(
-                session,
-                incident_id,
-                q=filters["q"],
-                status=filters["status"] or None,
-                alert=AlertFilter(filters["alert"]) if filters["alert"] else None,
-                organization=filters["organization"] or None,
-            )
-            alerts = queries.open_alerts_of(session, incident_id, {m.person_id for m in matched})
-        else:
             alerts = queries.open_alerts(session, incident_id)
         closed = queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
         organizations = [o.name for o in queries.list_organizations(session)]
