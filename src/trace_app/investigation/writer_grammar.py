@@ -398,10 +398,11 @@ def _writer_here(tokens: Sequence[_Token], index: int, g: Grammar) -> tuple[int,
     first = index - 1 if before in g.here_before else index
     if _sentence_start(tokens, first):
         return None  # "Here in the valley, the council says ...": a presentative opening
+    # the stances that are articles or "all" ("the road", "all of us") do not stop it
+    mind = g.modals | g.hedges | (g.stances - {"a", "an", "the", "all"})
     at = first - 1
     while at >= 0 and tokens[at].word not in {".", "!", "?", "\n"}:
-        word = tokens[at].word
-        if word in g.modals | g.hedges | (g.stances - {"a", "an", "the", "all"}):
+        if tokens[at].word in mind:
             return None
         at -= 1
     last = index + 1 if after in g.here_after else index
