@@ -405,10 +405,17 @@ def list_organizations(session: Session) -> list[Organization]:
     return list(session.scalars(select(Organization).order_by(Organization.name_key)).all())
 
 
+# Built once: every object-level access check runs one of these
+_INCIDENT_OF = {
+    kind: select(kind.incident_id).where(kind.id == bindparam("record_id"))
+    for kind in (Report, Person, Alert)
+}
+
+
 def incident_of(session: Session, kind: type[Report | Person | Alert], record_id: str) -> str:
     """The incident a report, person or alert belongs to (for the object-level access
     check); :class:`NotFoundError` for an unknown id."""
-    found = session.scalar(select(kind.incident_id).where(kind.id == record_id))
+    found = session.scalar(_INCIDENT_OF[kind], {"record_id": record_id})
     if found is None:
         raise NotFoundError(f"No {kind.__name__.lower()} with id {record_id!r}.")
     return str(found)

@@ -16,7 +16,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain import audit
@@ -163,17 +163,20 @@ def record_review(
     return row
 
 
+_LATEST_REVIEW = (
+    select(ReviewDecision)
+    .where(ReviewDecision.report_id == bindparam("report_id"))
+    .order_by(ReviewDecision.sequence.desc())
+    .limit(1)
+)
+
+
 def latest_review(session: Session, report_id: str) -> ReviewDecision | None:
     """The report's current decision (its newest), or ``None`` when no person decided.
 
     A person's decision stays current until a person records another one: a newer
     investigation run of the report puts it back in the queue but does not undo it."""
-    return session.scalars(
-        select(ReviewDecision)
-        .where(ReviewDecision.report_id == report_id)
-        .order_by(ReviewDecision.sequence.desc())
-        .limit(1)
-    ).first()
+    return session.scalars(_LATEST_REVIEW, {"report_id": report_id}).first()
 
 
 def latest_reviews(session: Session, report_ids: Sequence[str]) -> dict[str, ReviewDecision]:

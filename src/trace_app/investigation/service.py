@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -185,15 +185,25 @@ class InvestigationService:
         return saved
 
     def _steps_one_to_three(
-        self, report_id: str, *, use_saved: bool
+        self, report_id: str, *, use_saved: bool, session: Session | None = None
     ) -> tuple[Prepared | Conclude, InvestigationResult | None]:
-        """One session: the evidence, the menu, the fingerprint and the saved run, if any."""
-        with self.db.session() as session:
+        """One session (the caller's when given: only reads happen here): the evidence, the
+        menu, the fingerprint and the saved run, if any."""
+        with self._reading(session) as session:
             prepared = self._prepare(session, report_id)
             if isinstance(prepared, Conclude) or not use_saved:
                 return prepared, None
             run = store.find_run(session, prepared.incident_id, prepared.fingerprint)
             return prepared, (store.result_from_run(run) if run is not None else None)
+
+    @contextlib.contextmanager
+    def _reading(self, session: Session | None) -> Iterator[Session]:
+        """The caller's session, or a new one of this service's own."""
+        if session is not None:
+            yield session
+            return
+        with self.db.session() as own:
+            yield own
 
     def _saved_run(self, prepared: Prepared) -> InvestigationResult | None:
         with self.db.session() as session:
@@ -235,12 +245,21 @@ class InvestigationService:
         return self._with_latest_saved(result) if result.status.refused else result
 
     def before_any_call(
-        self, report_id: str, passphrase: str | None, *, force_live: bool = False
+        self,
+        report_id: str,
+        passphrase: str | None,
+        *,
+        force_live: bool = False,
+        session: Session | None = None,
     ) -> InvestigationResult | Prepared:
         """Steps 1-3 and the guards, synchronously: the answer when no model may be asked
         (PARTIAL, the saved run, or a refusal carrying the latest saved run), else what the
-        live check needs. Without a passphrase it is always an answer. Never calls a model."""
-        prepared, saved = self._steps_one_to_three(report_id, use_saved=not force_live)
+        live check needs. Without a passphrase it is always an answer. Never calls a model.
+        ``session``: read steps 1-3 in the caller's session (a page showing the saved
+        result reads everything in one) instead of a new one."""
+        prepared, saved = self._steps_one_to_three(
+            report_id, use_saved=not force_live, session=session
+        )
         if isinstance(prepared, Conclude):
             return InvestigationResult(report_id, prepared.status, prepared.reason)
         if saved is not None:

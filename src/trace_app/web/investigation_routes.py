@@ -311,7 +311,7 @@ def _without_passphrase(
     decision, read in one go. Nothing is audited: it is a read."""
     with open_session(request) as session:
         authorize(principal, Permission.READ, queries.incident_of(session, Report, report_id))
-        result = service(request).before_any_call(report_id, None)
+        result = service(request).before_any_call(report_id, None, session=session)
         assert isinstance(result, InvestigationResult)  # no passphrase never reaches a model
         review = current_review(session, report_id)
     return result, review.model_dump(mode="json") if review is not None else None
