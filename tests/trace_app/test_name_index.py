@@ -305,3 +305,19 @@ def test_names_without_a_latin_reading_are_compared_with_each_other(database: Da
         found = duplicate_candidates(s, keyless[0])
         assert [[r.code for r in d.reasons] for d in found] == [["invisible_characters"]]
         assert found == full_scan_duplicates(s, keyless[0])
+
+
+def test_typo_neighbours_only_while_the_query_as_typed_finds_few(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enough names holding the query as typed: the typo "Kumr Thapa" is not looked for
+    (it would rank after all of them); with fewer, it is found."""
+    from trace_app.domain import search
+
+    people = [Someone(f"Ram Kumar {i}", None, ()) for i in range(4)]
+    incident_id = make_incident(database, [*people, Someone("Kumr Thapa", None, ())])
+    with database.sessions() as s:
+        assert "Kumr Thapa" in [m.name for m in search_people(s, incident_id, q="kumar")]
+        monkeypatch.setattr(search, "ENOUGH_AS_TYPED", 4)
+        found = [m.name for m in search_people(s, incident_id, q="kumar")]
+    assert found == [f"Ram Kumar {i}" for i in range(4)]

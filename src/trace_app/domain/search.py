@@ -9,7 +9,8 @@ transliterates the incident's names again.
 :func:`search_people` reads its candidates through the trigram index over the stored
 keys (:func:`candidates`, :mod:`trace_app.store.name_index`), with the filters (status of
 the latest claim, alert state, organisation) in the same SQL, at most
-:data:`CANDIDATE_LIMIT` of them, then scores them with ``rapidfuzz`` and ranks them
+:data:`CANDIDATE_LIMIT` of them (typo neighbours only while the query as typed finds fewer
+than :data:`ENOUGH_AS_TYPED`), then scores them with ``rapidfuzz`` and ranks them
 (:func:`rank`, which a test also runs over every person to compare). A name's
 score (0-100) is the best match of the query's key against any part of the key of the
 person's name or of one of its alternate names (``people.search_key`` holds one per line)
@@ -46,6 +47,12 @@ MIN_SCORE = 85.0
 # must not grow with the incident. 500 names score in about a millisecond, and more than a
 # screen of results above the score cut-off means the query needs more letters.
 CANDIDATE_LIMIT = 500
+# When the query as typed already finds this many people (names that start with it or hold
+# it, every one scoring 100), the typo neighbours are not looked for: they would rank after
+# every one of those, past the first two pages, and finding them means ranking every name
+# that shares trigrams with the query, the one step whose cost grows with the incident (a
+# common name in a million people: half a second). More letters narrow such a search.
+ENOUGH_AS_TYPED = 100
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -135,7 +142,8 @@ def candidates(session: Session, base: Select[str, str, str], query: str) -> lis
     ``query``, read through the trigram index (:mod:`trace_app.store.name_index`), in
     this order until the bound is reached: names whose key starts with the query (the
     exact key first), keys that hold the query anywhere (both score 100), then the
-    nearest trigram neighbours. A query shorter than a trigram has only the first."""
+    nearest trigram neighbours, unless the first two found :data:`ENOUGH_AS_TYPED`
+    people. A query shorter than a trigram has only the first."""
     connection = session.connection()
     dialect = connection.dialect.name
     found: dict[str, Row] = {}
@@ -148,7 +156,7 @@ def candidates(session: Session, base: Select[str, str, str], query: str) -> lis
     if len(query) >= name_index.TRIGRAM:
         if len(found) < CANDIDATE_LIMIT:
             add(name_index.containing(base, dialect, query))
-        if len(found) < CANDIDATE_LIMIT:
+        if len(found) < ENOUGH_AS_TYPED:
             add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True))
     return list(found.values())
 
