@@ -1,7 +1,8 @@
 """Benchmarks of the report investigation (issue 4). Standalone; prints figures; < 60 s.
 
 1. CACHED investigation over HTTP (a real uvicorn server on 127.0.0.1) against a trivial
-   JSON endpoint of the same server, same run: median ratio, target <= 2.
+   JSON endpoint of the same server, same run: median ratio, target <= 1.5 (issue 24;
+   issue 4 asked for 2).
 2. LIVE investigation against a loopback OpenAI-compatible stub that answers at once:
    the app's own time per investigation (median total minus the stub's median round
    trip for the same request body), target < 10 ms.
@@ -34,6 +35,7 @@ from signin import admin_headers
 ROUNDS_HTTP = 300
 ROUNDS_LIVE = 100
 PASSPHRASE = "bench passphrase"
+CACHED_RATIO_TARGET = 1.5
 
 
 def free_port() -> int:
@@ -316,7 +318,7 @@ def main() -> int:
     print("bench_investigation")
     print(
         f"  CACHED over HTTP: median {disk['cached_ms']:.2f} ms vs trivial JSON endpoint "
-        f"{disk['trivial_ms']:.2f} ms -> ratio {ratio:.2f} (target <= 2)"
+        f"{disk['trivial_ms']:.2f} ms -> ratio {ratio:.2f} (target <= {CACHED_RATIO_TARGET})"
     )
     print(
         f"  LIVE vs loopback stub (ledger + SQLite on disk): median total "
@@ -332,7 +334,7 @@ def main() -> int:
         )
     print(f"  prompt tokens per attribution call, 1,000-character report: {tokens} (target <= 600)")
     print(f"  load average {os.getloadavg()[0]:.2f}; {time.perf_counter() - started:.1f} s")
-    ok = ratio <= 2 and disk["own_ms"] < 10 and tokens <= 600
+    ok = ratio <= CACHED_RATIO_TARGET and disk["own_ms"] < 10 and tokens <= 600
     print("  all targets met" if ok else "  TARGET MISSED")
     return 0 if ok else 1
 
