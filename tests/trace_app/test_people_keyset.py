@@ -355,3 +355,24 @@ def test_people_page_refuses_a_tampered_cursor(web: TestClient, incident_id: str
     assert searched.status_code == 422 and "A search is paged by page number" in searched.text
     # a search pages by number, as before
     assert web.get(url, params={"q": "maya", "page": "1"}).status_code == 200
+
+
+def test_group_members_use_the_group_index_after_analyze(tmp_path: Any) -> None:
+    """After ANALYZE, SQLite reads a column null in every row as one value shared by all,
+    and would scan every person for the listed page's group members; ``rare`` tells it
+    otherwise (``trace_app.store.sql.rare``)."""
+    from sqlalchemy import text
+    from sqlalchemy.dialects import sqlite
+
+    from trace_app.store.db import make_engine, migrate
+
+    database = Database(make_engine(f"sqlite:///{tmp_path / 'plan.db'}"))
+    migrate(database.engine)
+    add_people(database, make_incident(database), 300)
+    statement = queries._GROUP_MEMBERS.params(keys=["per_a", "per_b"])
+    sql = str(statement.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True}))
+    with database.engine.begin() as conn:
+        conn.execute(text("ANALYZE"))
+        plan = " ".join(str(row) for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}"))
+    database.dispose()
+    assert "ix_people_group_id" in plan, plan

@@ -30,6 +30,7 @@ from trace_app.store.models import (
     Person,
     Report,
 )
+from trace_app.store.sql import rare
 
 PEOPLE_PER_PAGE = 50
 MAX_PAGE_SIZE = 500
@@ -346,7 +347,10 @@ def _listed(
 
 _GROUP_MEMBERS = (
     select(Person.id, Person.name, Person.group_id)
-    .where(Person.group_id.in_(bindparam("keys", expanding=True)), Person.group_id != Person.id)
+    .where(
+        rare(Person.group_id.in_(bindparam("keys", expanding=True))),
+        Person.group_id != Person.id,
+    )
     .order_by(Person.id)
 )
 
