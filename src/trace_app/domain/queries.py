@@ -292,24 +292,24 @@ def people_page_after(
     row is shown twice or skipped.
     """
     limit = clamp_limit(limit)
-    if not after:
+    cursor = people_cursor.decode(after) if after else None
+    total = session.scalar(_COUNT_PEOPLE, {"incident_id": incident_id}) or 0
+    if cursor is None:
+        offset = 0
         rows = session.execute(
             _PEOPLE_ROWS, {"incident_id": incident_id, "offset": 0, "limit": limit + 1}
         ).all()
-        total = session.scalar(_COUNT_PEOPLE, {"incident_id": incident_id}) or 0
-        return _listed(session, rows, total, 0, limit, by_cursor=True)
-    cursor = people_cursor.decode(after)
-    total = session.scalar(_COUNT_PEOPLE, {"incident_id": incident_id}) or 0
-    rows = session.execute(
-        _PEOPLE_AFTER,
-        {
-            "incident_id": incident_id,
-            "name_key": cursor.name_key,
-            "id": cursor.id,
-            "limit": limit + 1,
-        },
-    ).all()
-    offset = min(cursor.rows_before, total)
+    else:
+        offset = min(cursor.rows_before, total)
+        rows = session.execute(
+            _PEOPLE_AFTER,
+            {
+                "incident_id": incident_id,
+                "name_key": cursor.name_key,
+                "id": cursor.id,
+                "limit": limit + 1,
+            },
+        ).all()
     return _listed(session, rows, total, offset, limit, by_cursor=True)
 
 
