@@ -108,12 +108,13 @@ def main() -> None:
     print(f"page {page:,} of {pages:,} ({LIMIT} a page), medians of {args.rounds} rounds:")
     for name, ms in timings.items():
         print(f"  {name:<36} {ms:9.2f} ms")
-    whole = timings["deep page, OFFSET (page function)"] / timings[
-        "deep page, keyset (page function)"
-    ]
-    rows = timings["deep page, OFFSET (rows statement)"] / timings[
-        "deep page, keyset (rows statement)"
-    ]
+    whole = (
+        timings["deep page, OFFSET (page function)"] / timings["deep page, keyset (page function)"]
+    )
+    rows = (
+        timings["deep page, OFFSET (rows statement)"]
+        / timings["deep page, keyset (rows statement)"]
+    )
     print(f"RESULT {args.db} {args.people:,} people, page {page:,}: OFFSET / keyset")
     print(f"  page function {whole:.1f}x, rows statement {rows:.1f}x")
 
