@@ -6,6 +6,7 @@ TraceError
  |    +-- InvalidReportError   another field is unusable (person name, source, ...)
  +-- NotFoundError         an incident, report or alert id that does not exist
  +-- InvalidInputError     another request that cannot be carried out as given
+ |    +-- BadCursorError       a list cursor (``after``) that is not one Trace wrote
  +-- AlertClosedError      closing an alert that is already closed
 """
 
@@ -45,6 +46,12 @@ class NotFoundError(TraceError, LookupError):
 
 class InvalidInputError(TraceError, ValueError):
     code = "invalid_input"
+
+
+class BadCursorError(InvalidInputError):
+    """A keyset cursor that cannot be read: malformed, truncated or edited."""
+
+    code = "bad_cursor"
 
 
 class AlertClosedError(TraceError):

@@ -10,14 +10,15 @@ or claims (eager loading with ``selectinload``/``joinedload``; tests count state
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Generic, TypeVar
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import Row, bindparam, func, select, tuple_
 from sqlalchemy.orm import Session, joinedload, selectinload
 
+from trace_app.domain import people_cursor
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.groups import is_group_lead
 from trace_app.store.models import (
@@ -29,6 +30,7 @@ from trace_app.store.models import (
     Person,
     Report,
 )
+from trace_app.store.sql import rare
 
 PEOPLE_PER_PAGE = 50
 MAX_PAGE_SIZE = 500
@@ -51,11 +53,18 @@ class Page(Generic[T]):
     total: int
     offset: int
     limit: int
+    # the cursor of the next page, for a list that pages by keyset as well (the people
+    # listing without a search, :func:`people_page_after`); None on the last page
+    next_after: str | None = None
+    # a page found by its cursor: whether a next page exists is whether next_after is set
+    # (its offset is the cursor's count of rows before it, which may be out of date)
+    by_cursor: bool = False
 
     @property
     def number(self) -> int:
         """1-based page number."""
-        return self.offset // self.limit + 1
+        number = self.offset // self.limit + 1
+        return min(number, self.pages) if self.by_cursor else number
 
     @property
     def pages(self) -> int:
@@ -67,6 +76,8 @@ class Page(Generic[T]):
 
     @property
     def has_next(self) -> bool:
+        if self.by_cursor:
+            return self.next_after is not None
         return self.offset + self.limit < self.total
 
 
@@ -165,11 +176,26 @@ _COUNT_PEOPLE = (
     .select_from(Person)
     .where(Person.incident_id == bindparam("incident_id"), is_group_lead())
 )
+# By name, then id (several people may share a name): a total order, which the index
+# ix_people_incident_name_key_id (incident_id, name_key, id) holds, so that a page after
+# a cursor is a range of that index (people_page_after). One row more than the page is
+# read, to know whether a next page exists.
+_LISTED = (Person.id, Person.name, Person.age, Person.name_key)
 _PEOPLE_ROWS = (
-    select(Person.id, Person.name, Person.age)
+    select(*_LISTED)
     .where(Person.incident_id == bindparam("incident_id"), is_group_lead())
-    .order_by(Person.name_key)
+    .order_by(Person.name_key, Person.id)
     .offset(bindparam("offset"))
+    .limit(bindparam("limit"))
+)
+_PEOPLE_AFTER = (
+    select(*_LISTED)
+    .where(
+        Person.incident_id == bindparam("incident_id"),
+        tuple_(Person.name_key, Person.id) > tuple_(bindparam("name_key"), bindparam("id")),
+        is_group_lead(),
+    )
+    .order_by(Person.name_key, Person.id)
     .limit(bindparam("limit"))
 )
 _CLAIM_ROWS = (
@@ -236,8 +262,9 @@ _ALERT_ROWS = (
 def people_page(
     session: Session, incident_id: str, *, offset: int = 0, limit: int = PEOPLE_PER_PAGE
 ) -> Page[PersonListing]:
-    """One page of the incident's people (by name), each with its claims in publication
-    order and the source report behind each claim: three statements whatever the sizes.
+    """One page of the incident's people (by name, then id), each with its claims in
+    publication order and the source report behind each claim: four statements whatever
+    the sizes. ``next_after`` is the cursor of the next page (:func:`people_page_after`).
 
     Plain rows, not ORM objects: the page is read-only and this keeps it fast.
     """
@@ -245,16 +272,85 @@ def people_page(
     offset = max(0, offset)
     total = session.scalar(_COUNT_PEOPLE, {"incident_id": incident_id})
     rows = session.execute(
-        _PEOPLE_ROWS, {"incident_id": incident_id, "offset": offset, "limit": limit}
+        _PEOPLE_ROWS, {"incident_id": incident_id, "offset": offset, "limit": limit + 1}
     ).all()
-    people = {row.id: PersonListing(row.id, row.name, row.age) for row in rows}
+    return _listed(session, rows, total or 0, offset, limit, by_cursor=False)
+
+
+def people_page_after(
+    session: Session, incident_id: str, *, after: str | None, limit: int = PEOPLE_PER_PAGE
+) -> Page[PersonListing]:
+    """The page of the incident's people that follows the cursor ``after`` (the
+    ``next_after`` of the page before; None for the first page), found by keyset: the
+    rows after its ``(name_key, id)``, a range of the name index however deep the page,
+    instead of every earlier row read and skipped as an offset does. The total is still
+    counted exactly. Four statements, as :func:`people_page`.
+
+    :class:`~trace_app.domain.errors.BadCursorError` for a cursor Trace did not write.
+    A person added or removed before the cursor since it was written shifts the page's
+    numbering (``offset`` is the cursor's count of rows before it), never its rows: no
+    row is shown twice or skipped.
+    """
+    limit = clamp_limit(limit)
+    cursor = people_cursor.decode(after) if after else None
+    total = session.scalar(_COUNT_PEOPLE, {"incident_id": incident_id}) or 0
+    if cursor is None:
+        offset = 0
+        rows = session.execute(
+            _PEOPLE_ROWS, {"incident_id": incident_id, "offset": 0, "limit": limit + 1}
+        ).all()
+    else:
+        offset = min(cursor.rows_before, total)
+        rows = session.execute(
+            _PEOPLE_AFTER,
+            {
+                "incident_id": incident_id,
+                "name_key": cursor.name_key,
+                "id": cursor.id,
+                "limit": limit + 1,
+            },
+        ).all()
+    return _listed(session, rows, total, offset, limit, by_cursor=True)
+
+
+def _listed(
+    session: Session,
+    rows: Sequence[Row[str, str, int | None, str]],
+    total: int,
+    offset: int,
+    limit: int,
+    *,
+    by_cursor: bool,
+) -> Page[PersonListing]:
+    """A page of the listing from its rows (read one beyond the page): the groups filled
+    in, and the cursor of the next page when there is one."""
+    shown = rows[:limit]
+    next_after = None
+    if len(rows) > limit:
+        last = shown[-1]
+        next_after = people_cursor.encode(
+            people_cursor.PeopleCursor(
+                last.name_key, last.id, min(offset + len(shown), people_cursor.MAX_ROWS_BEFORE)
+            )
+        )
+    people = {row.id: PersonListing(row.id, row.name, row.age) for row in shown}
     _fill_groups(session, people)
-    return Page(items=list(people.values()), total=total or 0, offset=offset, limit=limit)
+    return Page(
+        items=list(people.values()),
+        total=total,
+        offset=offset,
+        limit=limit,
+        next_after=next_after,
+        by_cursor=by_cursor,
+    )
 
 
 _GROUP_MEMBERS = (
     select(Person.id, Person.name, Person.group_id)
-    .where(Person.group_id.in_(bindparam("keys", expanding=True)), Person.group_id != Person.id)
+    .where(
+        rare(Person.group_id.in_(bindparam("keys", expanding=True))),
+        Person.group_id != Person.id,
+    )
     .order_by(Person.id)
 )
 

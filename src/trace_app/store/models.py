@@ -107,7 +107,9 @@ class Person(Base):
     :func:`trace_app.domain.identity.match_or_create_person`."""
 
     __tablename__ = "people"
-    __table_args__ = (Index("ix_people_incident_name_key", "incident_id", "name_key"),)
+    # the listing's total order (name, then id), its pages after a cursor a range of it;
+    # it also serves lookups by name (migration 0015)
+    __table_args__ = (Index("ix_people_incident_name_key_id", "incident_id", "name_key", "id"),)
 
     id: Mapped[str] = _id()
     incident_id: Mapped[str] = mapped_column(

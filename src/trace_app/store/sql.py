@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import BindParameter, ColumnElement, bindparam
+from sqlalchemy import BindParameter, Boolean, ColumnElement, bindparam
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.visitors import InternalTraversal
 
 
 def in_values(column: Any, values: Iterable[str]) -> ColumnElement[bool]:
@@ -25,3 +28,39 @@ def in_values(column: Any, values: Iterable[str]) -> ColumnElement[bool]:
     )
     condition: ColumnElement[bool] = column.in_(constants)
     return condition
+
+
+class _Rare(ColumnElement[bool]):
+    """A condition few rows meet, said so to SQLite's planner (:func:`rare`)."""
+
+    inherit_cache = True
+    _is_implicitly_boolean = True
+    type = Boolean()
+
+    def __init__(self, condition: ColumnElement[bool]) -> None:
+        self.condition = condition
+
+    _traverse_internals = [  # noqa: RUF012 (SQLAlchemy's own declaration)
+        ("condition", InternalTraversal.dp_clauseelement)
+    ]
+
+
+@compiles(_Rare)
+def _rare_default(element: _Rare, compiler: SQLCompiler, **kw: Any) -> str:
+    return compiler.process(element.condition, **kw)
+
+
+@compiles(_Rare, "sqlite")
+def _rare_sqlite(element: _Rare, compiler: SQLCompiler, **kw: Any) -> str:
+    return f"likelihood({compiler.process(element.condition, **kw)}, 0.0001)"
+
+
+def rare(condition: ColumnElement[bool]) -> ColumnElement[bool]:
+    """``condition``, which SQLite's planner is told few rows meet (``likelihood``);
+    unchanged on PostgreSQL, whose statistics know null columns.
+
+    For a lookup on a column that is null in nearly every row (``people.group_id``):
+    after ``ANALYZE`` SQLite reads all those nulls as one value shared by every row, takes
+    ``group_id IN (...)`` to match most of the table and scans it instead of using the
+    index (7 ms at 10,000 people and growing, on every People page)."""
+    return _Rare(condition)

@@ -17,8 +17,9 @@ from sqlalchemy.orm import Session
 from trace_app import demo_reset
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
-from trace_app.domain import queries, search
+from trace_app.domain import people_cursor, queries, search
 from trace_app.domain.errors import (
+    BadCursorError,
     InvalidInputError,
     NotFoundError,
     PublishError,
@@ -50,6 +51,14 @@ IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTER
 AlertId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 ReportId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 SearchText = Annotated[str, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
+After = Annotated[
+    str,
+    Query(
+        max_length=people_cursor.MAX_CURSOR_CHARACTERS,
+        description="The next_after of the page before (no q or filter with it): the page "
+        "after it, found by keyset however deep. Blank: the first page.",
+    ),
+]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 Limit = Annotated[int, Query(ge=1, le=queries.MAX_PAGE_SIZE)]
 
@@ -162,8 +171,16 @@ class PersonOut(BaseModel):
 class PeoplePage(BaseModel):
     items: list[PersonOut]
     total: int
-    offset: int
+    offset: int = Field(
+        description="Rows before this page; for a page asked by ``after``, as counted when "
+        "its cursor was written."
+    )
     limit: int
+    next_after: str | None = Field(
+        default=None,
+        description="Without q or a filter: the cursor of the next page (pass it as "
+        "``after``), null on the last page; always null for a search.",
+    )
 
 
 class AlertOut(BaseModel):
@@ -407,7 +424,24 @@ def get_report(
         return trace_error_response(404, exc)
 
 
-@router.get("/incidents/{incident_id}/people", response_model=PeoplePage, responses=NOT_FOUND)
+PEOPLE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **NOT_FOUND,
+    422: {
+        "model": ValidationErrorOut,
+        "description": "A bad parameter; an after cursor Trace did not write (code "
+        "bad_cursor), or after with q, a filter or an offset (code invalid_input)",
+    },
+}
+AFTER_WITH_SEARCH = (
+    "after pages the list without a search: leave out q and the filters, or page the "
+    "search with offset."
+)
+AFTER_WITH_OFFSET = "Give after or offset, not both: after already says where the page starts."
+
+
+@router.get(
+    "/incidents/{incident_id}/people", response_model=PeoplePage, responses=PEOPLE_RESPONSES
+)
 def list_people(
     incident_id: IncidentId,
     q: SearchText = "",
@@ -416,20 +450,29 @@ def list_people(
     organization: SearchText = "",
     offset: Offset = 0,
     limit: Limit = 100,
+    after: After = "",
     session: Session = Depends(get_session),
     principal: Principal = needs(Permission.READ),
 ) -> PeoplePage | JSONResponse:
-    """The incident's people. Without ``q`` or a filter: by name. With them: the people
-    whose name matches ``q`` (ignoring case, accents and script, tolerating typos), best
-    first, then in natural order; ``status`` is the latest claim's status, ``alert=open``
-    people with an open alert, ``alert=closed`` people whose alerts are all closed,
-    ``organization`` people that organisation reported on."""
+    """The incident's people. Without ``q`` or a filter: by name (then id), with
+    ``next_after``, the cursor of the next page: pass it as ``after`` to walk a long list
+    at the same cost per page however deep (``offset`` works too, but reads every earlier
+    row). With them: the people whose name matches ``q`` (ignoring case, accents and
+    script, tolerating typos), best first, then in natural order; ``status`` is the
+    latest claim's status, ``alert=open`` people with an open alert, ``alert=closed``
+    people whose alerts are all closed, ``organization`` people that organisation
+    reported on; paged by ``offset`` only."""
     authorize(principal, Permission.READ, incident_id)
     try:
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
         return trace_error_response(404, exc)
-    if q.strip() or status or alert or organization.strip():
+    searching = bool(q.strip() or status or alert or organization.strip())
+    if after and searching:
+        return trace_error_response(422, InvalidInputError(AFTER_WITH_SEARCH))
+    if after and offset:
+        return trace_error_response(422, InvalidInputError(AFTER_WITH_OFFSET))
+    if searching:
         page = search.search_page(
             session,
             incident_id,
@@ -440,6 +483,11 @@ def list_people(
             offset=offset,
             limit=limit,
         )
+    elif after:
+        try:
+            page = queries.people_page_after(session, incident_id, after=after, limit=limit)
+        except BadCursorError as exc:
+            return trace_error_response(422, exc)
     else:
         page = queries.people_page(session, incident_id, offset=offset, limit=limit)
     return PeoplePage(
@@ -447,6 +495,7 @@ def list_people(
         total=page.total,
         offset=page.offset,
         limit=page.limit,
+        next_after=page.next_after,
     )
 
 

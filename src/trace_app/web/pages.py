@@ -16,15 +16,13 @@ from trace_app import demo_reset
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import queries, search
-from trace_app.domain.errors import (
-    NotFoundError,
-)
+from trace_app.domain.errors import BadCursorError, NotFoundError
 from trace_app.domain.search import AlertFilter
 from trace_app.store.models import AlertState, Report
 from trace_app.web.auth import authorize, authorize_record, needs
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo, open_session, render
 from trace_app.web.forms import STATUSES
-from trace_app.web.paging import BAD_PAGE_MESSAGE, page_number
+from trace_app.web.paging import BAD_CURSOR_MESSAGE, BAD_PAGE_MESSAGE, page_number
 
 router = APIRouter(include_in_schema=False)
 
@@ -87,13 +85,20 @@ async def people(
     authorize(principal, Permission.READ, incident_id)
     try:
         number = _page_number(request)
-    except BadPage as exc:
-        return _bad_page(request, exc)
-    try:
         filters = _search_filters(request)
+        after = _after(request, filters)
     except BadPage as exc:
         return _bad_page(request, exc)
-    return await run_in_threadpool(_people_page, request, incident_id, number, filters)
+    return await run_in_threadpool(_people_page, request, incident_id, number, filters, after)
+
+
+def _after(request: Request, filters: dict[str, str]) -> str:
+    """The People page's ``after`` cursor (blank: none), only without a search or filter
+    (BadPage otherwise)."""
+    after = request.query_params.get("after", "").strip()
+    if after and any(filters.values()):
+        raise BadPage("A search is paged by page number: leave out after, or clear the search.")
+    return after
 
 
 def _search_filters(request: Request) -> dict[str, str]:
@@ -113,8 +118,12 @@ def _search_filters(request: Request) -> dict[str, str]:
 
 
 def _people_page(
-    request: Request, incident_id: str, number: int, filters: dict[str, str]
+    request: Request, incident_id: str, number: int, filters: dict[str, str], after: str
 ) -> Response:
+    """The People page. Without a search its Next link carries the cursor of the next
+    page (``?after=``, ADR 0086), so walking on stays as cheap on page 5,000 as on page 2;
+    ``?page=`` still opens any page by number (Previous links use it). A cursor Trace did
+    not write is answered as a bad page number is (422)."""
     with open_session(request) as session:
         try:
             incident = queries.get_incident(session, incident_id)
@@ -135,7 +144,13 @@ def _people_page(
             # the alerts follow the search: only those about the people it finds
             alerts = queries.open_alerts_of(session, incident_id, {m.person_id for m in matches})
         else:
-            page = queries.people_page(session, incident_id, offset=offset, limit=limit)
+            try:
+                if after:
+                    page = queries.people_page_after(session, incident_id, after=after, limit=limit)
+                else:
+                    page = queries.people_page(session, incident_id, offset=offset, limit=limit)
+            except BadCursorError:
+                return _bad_page(request, BadPage(BAD_CURSOR_MESSAGE))
             alerts = queries.open_alerts(session, incident_id)
         closed = queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
         organizations = [o.name for o in queries.list_organizations(session)]

@@ -1,9 +1,15 @@
-"""The one rule for a page number typed into a page's address (``?page=``)."""
+"""The one rule for a page number typed into a page's address (``?page=``), and the
+message for a page cursor (``?after=``) Trace did not write."""
 
 from __future__ import annotations
 
 MAX_PAGE_NUMBER = 1_000_000
 BAD_PAGE_MESSAGE = f"Page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}."
+# a page's ``after`` cursor that Trace did not write (ADR 0086)
+BAD_CURSOR_MESSAGE = (
+    "This page link is not valid (its after cursor was cut short or changed): "
+    "go back to the first page and use its Next link."
+)
 
 
 def page_number(raw: str) -> int | None:
