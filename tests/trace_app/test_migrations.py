@@ -9,6 +9,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
+from trace_app.store import word_index
 from trace_app.store.db import Database, alembic_config, make_engine, migrate
 from trace_app.store.models import Base
 from trace_app.store.name_index import (
@@ -205,6 +206,65 @@ def test_0010_fills_linked_groups_from_the_newest_decisions(db_url: str) -> None
             ("per_c", "per_a"),
             ("per_d", None),
         ]
+    finally:
+        engine.dispose()
+
+
+def test_0016_fills_the_word_index_from_the_people_stored(db_url: str) -> None:
+    """People stored before 0016 are in the word index after it, and a person written
+    after it is kept there by the triggers; the downgrade removes both tables."""
+    from sqlalchemy import text
+
+    engine = make_engine(db_url)
+    try:
+        config = alembic_config()
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0015")
+            conn.execute(
+                text(
+                    "INSERT INTO incidents (id, name, description, created_at, time_zone) "
+                    "VALUES ('inc_1', 'Old', '', '2026-07-15 08:00:00', 'UTC')"
+                )
+            )
+            for pid, key in (("per_a", "sunita rai\nsunu"), ("per_b", "maya rai"), ("per_c", "")):
+                conn.execute(
+                    text(
+                        "INSERT INTO people (id, incident_id, name, name_key, search_key) "
+                        "VALUES (:p, 'inc_1', :p, :p, :s)"
+                    ),
+                    {"p": pid, "s": key},
+                )
+        migrate(engine)
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO people (id, incident_id, name, name_key, search_key) "
+                    "VALUES ('per_d', 'inc_1', 'd', 'd', 'ram  rai')"
+                )
+            )
+            held = conn.execute(
+                text(f"SELECT person_id, word FROM {word_index.PERSON_WORDS} ORDER BY 1, 2")
+            ).all()
+            vocabulary = conn.execute(
+                text(f"SELECT word FROM {word_index.NAME_WORDS} ORDER BY 1")
+            ).all()
+        assert [tuple(r) for r in held] == [
+            ("per_a", "rai"),
+            ("per_a", "sunita"),
+            ("per_a", "sunu"),
+            ("per_b", "maya"),
+            ("per_b", "rai"),
+            ("per_d", "rai"),
+            ("per_d", "ram"),
+        ]
+        assert [r[0] for r in vocabulary] == ["maya", "rai", "ram", "sunita", "sunu"]
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0015")
+        with engine.connect() as conn:
+            names = set(inspect(conn).get_table_names())
+        assert not {word_index.PERSON_WORDS, word_index.NAME_WORDS} & names
     finally:
         engine.dispose()
 

@@ -7,6 +7,7 @@ typos (Hypothesis). The full scan is the ranking (``rank``) and the reason rules
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +24,7 @@ from trace_app.domain.identity import (
     name_reasons,
 )
 from trace_app.domain.search import rank, search_key, search_people
-from trace_app.store import name_index
+from trace_app.store import name_index, word_index
 from trace_app.store.db import Database
 from trace_app.store.models import Incident, Person
 from trace_app.store.types import new_id
@@ -194,6 +195,10 @@ def test_indexed_search_ranks_like_the_full_scan(
     ]
     if len(search_key(source)) >= TYPO_FOUND_FROM:
         queries.append(typo(search_key(source)))
+    # a typo of one word (found through the incident's words, word_index)
+    long_words = [w for w in search_key(source).split() if len(w) >= TYPO_FOUND_FROM]
+    if long_words:
+        queries.append(st.sampled_from(long_words).flatmap(typo))
     q = data.draw(st.one_of(queries))
     key = search_key(q)
     if len(key) < name_index.TRIGRAM:
@@ -201,16 +206,16 @@ def test_indexed_search_ranks_like_the_full_scan(
     with database.sessions() as s:
         indexed = [(m.person_id, m.score) for m in search_people(s, incident_id, q=q)]
         full = [(m.person_id, m.score) for m in rank(key, all_rows(s, incident_id))]
-    if len(key) >= name_index.LONG_QUERY:
-        # every name one typo away, in the full scan's order; names further away may be
-        # missing (by the pieces of name_index.neighbours)
+    if len(key) >= TYPO_FOUND_FROM:
+        # every name holding the query or one typo away from it, in the full scan's order;
+        # other names that score above the cut-off by chance may be missing (a long query
+        # is looked for by pieces, a one-word query through the words near it, others by
+        # the trigrams they share: name_index.neighbours, word_index.near_words)
         assert indexed == [hit for hit in full if hit in indexed]
         with database.sessions() as s:
             rows = {pid: stored for pid, _, stored in all_rows(s, incident_id)}
         near = [hit for hit in full if one_typo_away(key, rows[hit[0]])]
         assert [hit for hit in indexed if hit in near] == near
-    elif len(key) >= TYPO_FOUND_FROM:
-        assert indexed == full
     else:
         # a short query finds every name holding it, and typos of it where a trigram
         # survives: the full scan's results, in its order, less some typos
@@ -321,3 +326,57 @@ def test_typo_neighbours_only_while_the_query_as_typed_finds_few(
         monkeypatch.setattr(search, "ENOUGH_AS_TYPED", 4)
         found = [m.name for m in search_people(s, incident_id, q="kumar")]
     assert found == [f"Ram Kumar {i}" for i in range(4)]
+
+
+def test_one_word_typo_found_through_the_incident_words(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-word typo reaches its people through the incident's words near it, closest
+    first; the trigram neighbours of whole keys are asked only when no word is near (and
+    for queries of several words)."""
+    incident_id = make_incident(
+        database,
+        [
+            Someone("सुनिता राई", None, ()),
+            Someone("Maya Gurung", 30, ()),
+            Someone("Sunil Rai", 40, ()),
+            Someone("Bishnu Gurung", 50, ("Bishnu Gurunga",)),
+        ],
+    )
+    asked: list[str] = []
+    whole_keys = name_index.neighbours
+
+    def neighbours(*args: Any, **kwargs: Any) -> Any:
+        asked.append(args[2])
+        return whole_keys(*args, **kwargs)
+
+    monkeypatch.setattr(name_index, "neighbours", neighbours)
+    with database.sessions() as s:
+        assert [m.name for m in search_people(s, incident_id, q="Sunitta")] == ["सुनिता राई"]
+        found = [m.name for m in search_people(s, incident_id, q="Gurrung")]
+        assert sorted(found) == ["Bishnu Gurung", "Maya Gurung"]
+        assert found == [m.name for m in rank("gurrung", all_rows(s, incident_id))]
+        assert asked == []
+        assert search_people(s, incident_id, q="qxzv") == []
+        assert asked == ["qxzv"]
+        found = [m.name for m in search_people(s, incident_id, q="maya gurrung")]
+        assert found == ["Maya Gurung"]
+        assert asked == ["qxzv", "maya gurrung"]
+
+
+def test_typo_neighbours_read_the_closest_words_first(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the people holding near words are more than the candidates allowed, those of
+    the closest words are kept."""
+    from trace_app.domain import search
+
+    far = [Someone(f"Sunitaxx Lama {i}", None, ()) for i in range(6)]
+    incident_id = make_incident(database, [*far, Someone("Sunita Rai", None, ())])
+    monkeypatch.setattr(search, "CANDIDATE_LIMIT", 2)
+    monkeypatch.setattr(search, "_WORDS_A_STATEMENT", 1)
+    with database.sessions() as s:
+        near = word_index.near_words(s.connection(), incident_id, "sunitta", 10)
+        assert near[0] == "sunita", near
+        found = [m.name for m in search_people(s, incident_id, q="sunitta")]
+    assert found[:1] == ["Sunita Rai"], found

@@ -10,7 +10,8 @@ transliterates the incident's names again.
 keys (:func:`candidates`, :mod:`trace_app.store.name_index`), with the filters (status of
 the latest claim, alert state, organisation) in the same SQL, at most
 :data:`CANDIDATE_LIMIT` of them (typo neighbours only while the query as typed finds fewer
-than :data:`ENOUGH_AS_TYPED`), then scores them with ``rapidfuzz`` and ranks them
+than :data:`ENOUGH_AS_TYPED`; a one-word query's through the incident's words,
+:mod:`trace_app.store.word_index`), then scores them with ``rapidfuzz`` and ranks them
 (:func:`rank`, which a test also runs over every person to compare). A name's
 score (0-100) is the best match of the query's key against any part of the key of the
 person's name or of one of its alternate names (``people.search_key`` holds one per line)
@@ -38,7 +39,7 @@ from sqlalchemy.orm import Session
 from trace_app.domain.groups import collapse_to_groups
 from trace_app.domain.queries import Page, PersonListing, clamp_limit, person_listings
 from trace_app.domain.text import name_key
-from trace_app.store import name_index
+from trace_app.store import name_index, word_index
 from trace_app.store.models import Alert, AlertState, Claim, Organization, Person, Report
 
 # A name scoring below this (0-100, rapidfuzz on search keys) is not a match.
@@ -53,6 +54,11 @@ CANDIDATE_LIMIT = 500
 # that shares trigrams with the query, the one step whose cost grows with the incident (a
 # common name in a million people: half a second). More letters narrow such a search.
 ENOUGH_AS_TYPED = 100
+# The typo neighbours of a one-word query come from at most this many of the incident's
+# words nearest to it (word_index.near_words), the people holding them read for a few
+# words at a time, closest first, until CANDIDATE_LIMIT people are found.
+NEAR_WORD_LIMIT = 200
+_WORDS_A_STATEMENT = 20
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -137,27 +143,46 @@ def _rows(session: Session, query: Select[str, str, str]) -> list[Row]:
     return [(row[0], row[1], row[2]) for row in session.connection().execute(query).all()]
 
 
-def candidates(session: Session, base: Select[str, str, str], query: str) -> list[Row]:
-    """At most :data:`CANDIDATE_LIMIT` people of ``base`` worth scoring for the search key
-    ``query``, read through the trigram index (:mod:`trace_app.store.name_index`), in
-    this order until the bound is reached: names whose key starts with the query (the
-    exact key first), keys that hold the query anywhere (both score 100), then the
-    nearest trigram neighbours, unless the first two found :data:`ENOUGH_AS_TYPED`
-    people. A query shorter than a trigram has only the first."""
+def candidates(
+    session: Session, incident_id: str, base: Select[str, str, str], query: str
+) -> list[Row]:
+    """At most :data:`CANDIDATE_LIMIT` people of ``base`` (people of ``incident_id``)
+    worth scoring for the search key ``query``, read through the trigram index
+    (:mod:`trace_app.store.name_index`), in this order until the bound is reached: names
+    whose key starts with the query (the exact key first), keys that hold the query
+    anywhere (both score 100), then the typo neighbours, unless the first two found
+    :data:`ENOUGH_AS_TYPED` people. A query shorter than a trigram has only the first.
+
+    The typo neighbours of a one-word query shorter than ``name_index.LONG_QUERY`` are
+    the people holding one of the incident's words nearest to it, closest words first
+    (:mod:`trace_app.store.word_index`), or, when no word is near, the keys nearest to it
+    by trigrams, as for a longer or several-word query (``name_index.neighbours``)."""
     connection = session.connection()
     dialect = connection.dialect.name
     found: dict[str, Row] = {}
 
-    def add(select_rows: Select[str, str, str]) -> None:
-        for row in _rows(session, select_rows.limit(CANDIDATE_LIMIT - len(found))):
+    def add(select_rows: Select[str, str, str]) -> int:
+        rows = _rows(session, select_rows.limit(CANDIDATE_LIMIT - len(found)))
+        for row in rows:
             found.setdefault(row[0], row)
+        return len(rows)
 
     add(name_index.starting_with(base, dialect, query))
-    if len(query) >= name_index.TRIGRAM:
-        if len(found) < CANDIDATE_LIMIT:
-            add(name_index.containing(base, dialect, query))
-        if len(found) < ENOUGH_AS_TYPED:
-            add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True))
+    if len(query) < name_index.TRIGRAM:
+        return list(found.values())
+    if len(found) < CANDIDATE_LIMIT:
+        add(name_index.containing(base, dialect, query))
+    if len(found) >= ENOUGH_AS_TYPED:
+        return list(found.values())
+    if " " not in query and len(query) < name_index.LONG_QUERY:
+        near = word_index.near_words(connection, incident_id, query, NEAR_WORD_LIMIT)
+        for at in range(0, len(near), _WORDS_A_STATEMENT):
+            if len(found) >= CANDIDATE_LIMIT:
+                break
+            add(word_index.holding(base, incident_id, near[at : at + _WORDS_A_STATEMENT]))
+        if near:
+            return list(found.values())
+    add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True))
     return list(found.values())
 
 
@@ -206,7 +231,7 @@ def search_people(
     if not query:
         ordered = sorted(_rows(session, base), key=lambda r: natural_key(r[1]))
         return [Match(pid, name, 100.0) for pid, name, _ in ordered]
-    return rank(query, candidates(session, base, query))
+    return rank(query, candidates(session, incident_id, base, query))
 
 
 def search_page(

@@ -45,6 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError
 
 from trace_app.store.models import Person
+from trace_app.store.word_index import is_word_index_object
 
 FTS_TABLE = "people_search_fts"
 GIN_INDEX = "ix_people_search_key_trgm"
@@ -70,8 +71,10 @@ class TrigramExtensionRefused(RuntimeError):
 
 
 def is_index_object(name: str | None) -> bool:
-    """Whether a table, index or trigger of that name belongs to the trigram index."""
-    return bool(name) and (str(name).startswith(FTS_TABLE) or name in (GIN_INDEX, PREFIX_INDEX))
+    """Whether a table, index or trigger of that name belongs to the trigram index or the
+    word index (:mod:`trace_app.store.word_index`)."""
+    trigram = bool(name) and (str(name).startswith(FTS_TABLE) or name in (GIN_INDEX, PREFIX_INDEX))
+    return trigram or is_word_index_object(name)
 
 
 def include_object(

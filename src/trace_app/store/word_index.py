@@ -1,0 +1,254 @@
+"""The word index over people's search keys: who holds a word, and the words near a query.
+
+``people.search_key`` holds a person's names as search keys, one per line, words of
+``[0-9a-z]`` separated by single spaces. Two tables, kept by triggers on ``people`` in the
+same transaction as the person (publish, import, new alternate names, rollback, and any
+later path that writes a person), never by domain code:
+
+- ``person_words (incident_id, word, person_id)``: one row per distinct word of each
+  person's key, replaced when the key changes, deleted with the person. Its primary key
+  is a B-tree in that order: the people holding a word are a range of it.
+- ``name_words (incident_id, word)``: the incident's vocabulary, every word any of its
+  people's keys ever held (words are only added; one nobody holds any more is looked up
+  and finds no one), with a trigram index: GIN ``gin_trgm_ops`` on PostgreSQL, an FTS5
+  ``trigram`` table with ``name_words`` as content on SQLite. Deleted with the incident.
+
+Why (ADR 0087): the typo neighbours of a one-word search ranked every person's key that
+shares trigrams with the query, which grows with the incident (a tenth of a million
+generated people for "sunitta"); the incident's distinct words grow far slower (75,489 for
+a million generated people), and the people holding the near words are index ranges.
+
+Every object here is invisible to the models (:func:`is_word_index_object`).
+:func:`create_word_index` builds the tables for the people already stored (migration 0016);
+a migration that rebuilds ``people`` on SQLite must call :func:`drop_triggers` before and
+:func:`create_word_index` after, as for the trigram index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import (
+    Connection,
+    Select,
+    column,
+    func,
+    literal,
+    literal_column,
+    select,
+    table,
+    text,
+)
+
+from trace_app.store.models import Person
+
+PERSON_WORDS = "person_words"
+NAME_WORDS = "name_words"
+NAME_WORDS_FTS = "name_words_fts"
+NAME_WORDS_GIN = "ix_name_words_word_trgm"
+PERSON_WORDS_BY_PERSON = "ix_person_words_person"
+_SQLITE_TRIGGERS = (
+    "people_words_ai",
+    "people_words_ad",
+    "people_words_au",
+    "name_words_fts_ai",
+    "incident_words_ad",
+)
+_TRIGRAM = 3
+
+person_words = table(PERSON_WORDS, column("incident_id"), column("word"), column("person_id"))
+name_words = table(NAME_WORDS, column("rowid"), column("incident_id"), column("word"))
+_name_words_fts = table(NAME_WORDS_FTS, column("rowid"), column("rank"))
+
+
+def is_word_index_object(name: str | None) -> bool:
+    """Whether a table, index or trigger of that name belongs to the word index."""
+    return bool(name) and (
+        str(name).startswith((PERSON_WORDS, NAME_WORDS))
+        or name in (NAME_WORDS_GIN, PERSON_WORDS_BY_PERSON)
+    )
+
+
+def words_of(key: str) -> list[str]:
+    """The distinct words of a stored search key, in order (what the triggers store)."""
+    return list(dict.fromkeys(key.split()))
+
+
+# ---- schema ------------------------------------------------------------------------
+# Plain SQL with the names written out (the constants above name the same objects).
+
+_POSTGRES_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS person_words (incident_id varchar(40) NOT NULL, "
+    "word text NOT NULL, person_id varchar(40) NOT NULL, "
+    "PRIMARY KEY (incident_id, word, person_id))",
+    "CREATE INDEX IF NOT EXISTS ix_person_words_person ON person_words (person_id)",
+    "CREATE TABLE IF NOT EXISTS name_words (incident_id varchar(40) NOT NULL, "
+    "word text NOT NULL, PRIMARY KEY (incident_id, word))",
+    "CREATE INDEX IF NOT EXISTS ix_name_words_word_trgm ON name_words "
+    "USING gin (word gin_trgm_ops)",
+    # the words of a key: split at its spaces and newlines
+    """CREATE OR REPLACE FUNCTION people_words_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP <> 'INSERT' THEN
+            DELETE FROM person_words WHERE person_id = OLD.id;
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+            INSERT INTO person_words (incident_id, word, person_id)
+                SELECT DISTINCT NEW.incident_id, w, NEW.id
+                FROM regexp_split_to_table(NEW.search_key, '\\s+') AS w WHERE w <> ''
+                ON CONFLICT DO NOTHING;
+            INSERT INTO name_words (incident_id, word)
+                SELECT DISTINCT NEW.incident_id, w
+                FROM regexp_split_to_table(NEW.search_key, '\\s+') AS w WHERE w <> ''
+                ON CONFLICT DO NOTHING;
+        END IF;
+        RETURN NULL;
+    END $$""",
+    """CREATE OR REPLACE FUNCTION incident_words_drop() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM name_words WHERE incident_id = OLD.id;
+        RETURN NULL;
+    END $$""",
+    "DROP TRIGGER IF EXISTS people_words_sync ON people",
+    "CREATE TRIGGER people_words_sync AFTER INSERT OR DELETE OR UPDATE OF search_key, "
+    "incident_id ON people FOR EACH ROW EXECUTE FUNCTION people_words_sync()",
+    "DROP TRIGGER IF EXISTS incident_words_drop ON incidents",
+    "CREATE TRIGGER incident_words_drop AFTER DELETE ON incidents "
+    "FOR EACH ROW EXECUTE FUNCTION incident_words_drop()",
+    # the people already stored
+    "INSERT INTO person_words (incident_id, word, person_id) "
+    "SELECT DISTINCT p.incident_id, w, p.id "
+    "FROM people p, regexp_split_to_table(p.search_key, '\\s+') AS w WHERE w <> '' "
+    "ON CONFLICT DO NOTHING",
+    "INSERT INTO name_words (incident_id, word) "
+    "SELECT DISTINCT incident_id, word FROM person_words ON CONFLICT DO NOTHING",
+)
+
+# The words of a row's key on SQLite: a JSON array made by turning its separators into
+# '","' (a key holds only [0-9a-z], spaces and newlines: nothing to escape), one row per
+# word from json_each; {row} is new, or p for the people already stored.
+_SQLITE_WORDS = (
+    "json_each('[\"' || replace(replace({row}.search_key, ' ', '\",\"'), char(10), "
+    "'\",\"') || '\"]')"
+)
+_SQLITE_ADD = (
+    "INSERT OR IGNORE INTO person_words (incident_id, word, person_id) "  # noqa: S608 (constants)
+    f"SELECT new.incident_id, value, new.id FROM {_SQLITE_WORDS.format(row='new')} "
+    "WHERE value <> ''; "
+    "INSERT OR IGNORE INTO name_words (incident_id, word) "
+    f"SELECT new.incident_id, value FROM {_SQLITE_WORDS.format(row='new')} "
+    "WHERE value <> '';"
+)
+_SQLITE_REMOVE = "DELETE FROM person_words WHERE person_id = old.id;"
+_SQLITE_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS person_words (incident_id TEXT NOT NULL, "
+    "word TEXT NOT NULL, person_id TEXT NOT NULL, "
+    "PRIMARY KEY (incident_id, word, person_id)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS ix_person_words_person ON person_words (person_id)",
+    # a rowid table: the FTS5 table's content, by row id
+    "CREATE TABLE IF NOT EXISTS name_words (incident_id TEXT NOT NULL, "
+    "word TEXT NOT NULL, UNIQUE (incident_id, word))",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS name_words_fts USING fts5("
+    "word, content='name_words', tokenize='trigram')",
+    f"CREATE TRIGGER IF NOT EXISTS people_words_ai AFTER INSERT ON people BEGIN {_SQLITE_ADD} END",
+    "CREATE TRIGGER IF NOT EXISTS people_words_ad AFTER DELETE ON people "
+    f"BEGIN {_SQLITE_REMOVE} END",
+    "CREATE TRIGGER IF NOT EXISTS people_words_au AFTER UPDATE OF search_key, incident_id "
+    f"ON people BEGIN {_SQLITE_REMOVE} {_SQLITE_ADD} END",
+    "CREATE TRIGGER IF NOT EXISTS name_words_fts_ai AFTER INSERT ON name_words BEGIN "
+    "INSERT INTO name_words_fts(rowid, word) VALUES (new.rowid, new.word); END",
+    "CREATE TRIGGER IF NOT EXISTS incident_words_ad AFTER DELETE ON incidents BEGIN "
+    "INSERT INTO name_words_fts(name_words_fts, rowid, word) "
+    "SELECT 'delete', rowid, word FROM name_words WHERE incident_id = old.id; "
+    "DELETE FROM name_words WHERE incident_id = old.id; END",
+    # the people already stored
+    "INSERT OR IGNORE INTO person_words (incident_id, word, person_id) "  # noqa: S608 (constants)
+    f"SELECT p.incident_id, value, p.id FROM people p, {_SQLITE_WORDS.format(row='p')} "
+    "WHERE value <> ''",
+    "INSERT OR IGNORE INTO name_words (incident_id, word) "
+    "SELECT DISTINCT incident_id, word FROM person_words",
+)
+
+
+def create_word_index(connection: Connection) -> None:
+    """Create both tables, their indexes and triggers, and fill them from the people already
+    stored (the trigram index's ``pg_trgm`` extension must exist on PostgreSQL)."""
+    postgres = connection.dialect.name == "postgresql"
+    for statement in _POSTGRES_SCHEMA if postgres else _SQLITE_SCHEMA:
+        connection.execute(text(statement))
+
+
+def drop_word_index(connection: Connection) -> None:
+    """Drop everything :func:`create_word_index` made."""
+    drop_triggers(connection)
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("DROP FUNCTION IF EXISTS people_words_sync()"))
+        connection.execute(text("DROP FUNCTION IF EXISTS incident_words_drop()"))
+    else:
+        connection.execute(text("DROP TABLE IF EXISTS name_words_fts"))
+    connection.execute(text("DROP TABLE IF EXISTS person_words"))
+    connection.execute(text("DROP TABLE IF EXISTS name_words"))
+
+
+def drop_triggers(connection: Connection) -> None:
+    """Drop the triggers on ``people`` and ``incidents`` (before SQLite rebuilds a table;
+    :func:`create_word_index` makes them again and adds what is missing)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("DROP TRIGGER IF EXISTS people_words_sync ON people"))
+        connection.execute(text("DROP TRIGGER IF EXISTS incident_words_drop ON incidents"))
+        return
+    for trigger in _SQLITE_TRIGGERS:
+        connection.execute(text(f"DROP TRIGGER IF EXISTS {trigger}"))
+
+
+# ---- queries -----------------------------------------------------------------------
+
+# How similar (pg_trgm word similarity, 0-1) a word must be to a query to be near it: the
+# trigram index's threshold for whole keys (name_index.WORD_SIMILARITY_THRESHOLD).
+NEAR_WORD_THRESHOLD = 0.3
+
+
+def near_words(connection: Connection, incident_id: str, query: str, limit: int) -> list[str]:
+    """At most ``limit`` words of the incident's vocabulary most like the one-word search
+    key ``query`` (3 characters or more), most similar first: ``pg_trgm`` word similarity
+    (at least :data:`NEAR_WORD_THRESHOLD`) on PostgreSQL; on SQLite the words sharing a
+    trigram with it, ranked by FTS5's ``bm25``."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(
+            text("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
+            {"t": str(NEAR_WORD_THRESHOLD)},
+        )
+        near = (
+            select(name_words.c.word)
+            .where(name_words.c.incident_id == incident_id)
+            .where(name_words.c.word.op("%>")(query))
+            .order_by(func.word_similarity(query, name_words.c.word).desc(), name_words.c.word)
+            .limit(limit)
+        )
+    else:
+        grams = dict.fromkeys(query[i : i + _TRIGRAM] for i in range(len(query) - _TRIGRAM + 1))
+        near = (
+            select(name_words.c.word)
+            .select_from(name_words)
+            .join(_name_words_fts, _name_words_fts.c.rowid == name_words.c.rowid)
+            .where(literal_column(NAME_WORDS_FTS).op("MATCH")(literal(_any_of(grams))))
+            .where(name_words.c.incident_id == incident_id)
+            .order_by(_name_words_fts.c.rank, name_words.c.word)
+            .limit(limit)
+        )
+    return [row[0] for row in connection.execute(near)]
+
+
+def _any_of(grams: Iterable[str]) -> str:
+    return " OR ".join(f'"{gram}"' for gram in grams)
+
+
+def holding(
+    query: Select[str, str, str], incident_id: str, words: Sequence[str]
+) -> Select[str, str, str]:
+    """``query`` (over ``people`` of ``incident_id``) narrowed to the people whose key holds
+    one of ``words`` as a word: ranges of ``person_words``' primary key. A person holding
+    two of them comes twice."""
+    return query.join(person_words, person_words.c.person_id == Person.id).where(
+        person_words.c.incident_id == incident_id, person_words.c.word.in_(list(words))
+    )
