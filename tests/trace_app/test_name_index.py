@@ -374,9 +374,18 @@ def test_typo_neighbours_read_the_closest_words_first(
     far = [Someone(f"Sunitaxx Lama {i}", None, ()) for i in range(6)]
     incident_id = make_incident(database, [*far, Someone("Sunita Rai", None, ())])
     monkeypatch.setattr(search, "CANDIDATE_LIMIT", 2)
-    monkeypatch.setattr(search, "_WORDS_A_STATEMENT", 1)
     with database.sessions() as s:
         near = word_index.near_words(s.connection(), incident_id, "sunitta", 10)
         assert near[0] == "sunita", near
+        # in one statement the first word's people come first, whatever their ids
+        base = select(Person.id, Person.name, Person.search_key).where(
+            Person.incident_id == incident_id
+        )
+        for words, expected in (
+            (["sunita", "sunitaxx"], ["sunita", "sunitaxx", "sunitaxx"]),
+            (["sunitaxx", "sunita"], ["sunitaxx", "sunitaxx", "sunitaxx"]),
+        ):
+            rows = s.execute(word_index.holding(base, incident_id, words, 3)).all()
+            assert [row[1].split()[0].casefold() for row in rows] == expected, rows
         found = [m.name for m in search_people(s, incident_id, q="sunitta")]
     assert found[:1] == ["Sunita Rai"], found

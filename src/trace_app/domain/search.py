@@ -55,10 +55,10 @@ CANDIDATE_LIMIT = 500
 # common name in a million people: half a second). More letters narrow such a search.
 ENOUGH_AS_TYPED = 100
 # The typo neighbours of a one-word query come from at most this many of the incident's
-# words nearest to it (word_index.near_words), the people holding them read for a few
-# words at a time, closest first, until CANDIDATE_LIMIT people are found.
+# words nearest to it (word_index.near_words), the people holding them read closest word
+# first, in statements of 1, 2, 4, ... words (a common word fills the bound at once, rare
+# ones take few statements), until CANDIDATE_LIMIT people are found.
 NEAR_WORD_LIMIT = 200
-_WORDS_A_STATEMENT = 20
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -176,10 +176,11 @@ def candidates(
         return list(found.values())
     if " " not in query and len(query) < name_index.LONG_QUERY:
         near = word_index.near_words(connection, incident_id, query, NEAR_WORD_LIMIT)
-        for at in range(0, len(near), _WORDS_A_STATEMENT):
-            if len(found) >= CANDIDATE_LIMIT:
-                break
-            add(word_index.holding(base, incident_id, near[at : at + _WORDS_A_STATEMENT]))
+        at, size = 0, 1
+        while at < len(near) and len(found) < CANDIDATE_LIMIT:
+            words = near[at : at + size]
+            add(word_index.holding(base, incident_id, words, CANDIDATE_LIMIT - len(found)))
+            at, size = at + size, size * 2
         if near:
             return list(found.values())
     add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True))

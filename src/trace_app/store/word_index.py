@@ -38,6 +38,7 @@ from sqlalchemy import (
     select,
     table,
     text,
+    union_all,
 )
 
 from trace_app.store.models import Person
@@ -244,11 +245,21 @@ def _any_of(grams: Iterable[str]) -> str:
 
 
 def holding(
-    query: Select[str, str, str], incident_id: str, words: Sequence[str]
+    query: Select[str, str, str], incident_id: str, words: Sequence[str], limit: int
 ) -> Select[str, str, str]:
-    """``query`` (over ``people`` of ``incident_id``) narrowed to the people whose key holds
-    one of ``words`` as a word: ranges of ``person_words``' primary key. A person holding
-    two of them comes twice."""
-    return query.join(person_words, person_words.c.person_id == Person.id).where(
-        person_words.c.incident_id == incident_id, person_words.c.word.in_(list(words))
-    )
+    """At most ``limit`` rows of ``query`` (over ``people`` of ``incident_id``) whose key
+    holds one of ``words`` as a word, those holding the first word first, then by person
+    id: for each word a range of ``person_words``' primary key, at most ``limit`` long. A
+    person holding two of the words comes twice."""
+    parts = [
+        query.add_columns(literal(at).label("near_rank"))
+        .join(person_words, person_words.c.person_id == Person.id)
+        .where(person_words.c.incident_id == incident_id, person_words.c.word == word)
+        .order_by(person_words.c.person_id)
+        .limit(limit)
+        .subquery()
+        for at, word in enumerate(words)
+    ]
+    every = union_all(*(select(part) for part in parts)).subquery()
+    id_, name, key = (every.c[c.name] for c in query.selected_columns)
+    return select(id_, name, key).order_by(every.c.near_rank, id_).limit(limit)
