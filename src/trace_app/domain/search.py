@@ -56,8 +56,7 @@ CANDIDATE_LIMIT = 500
 ENOUGH_AS_TYPED = 100
 # The typo neighbours of a one-word query come from at most this many of the incident's
 # words nearest to it (word_index.near_words), the people holding them read closest word
-# first, in statements of 1, 2, 4, ... words (a common word fills the bound at once, rare
-# ones take few statements), until CANDIDATE_LIMIT people are found.
+# first until CANDIDATE_LIMIT people are found.
 NEAR_WORD_LIMIT = 200
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
 _DIGITS = re.compile(r"(\d+)")
@@ -176,6 +175,8 @@ def candidates(
         return list(found.values())
     if " " not in query and len(query) < name_index.LONG_QUERY:
         near = word_index.near_words(connection, incident_id, query, NEAR_WORD_LIMIT)
+        # closest words first, 1, 2, 4, ... a statement: a common word fills the bound
+        # from its index range alone, rare ones take a few small statements
         at, size = 0, 1
         while at < len(near) and len(found) < CANDIDATE_LIMIT:
             words = near[at : at + size]

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import (
     Connection,
     Select,
+    case,
     column,
     func,
     literal,
@@ -38,7 +39,6 @@ from sqlalchemy import (
     select,
     table,
     text,
-    union_all,
 )
 
 from trace_app.store.models import Person
@@ -85,8 +85,10 @@ _POSTGRES_SCHEMA = (
     "CREATE INDEX IF NOT EXISTS ix_person_words_person ON person_words (person_id)",
     "CREATE TABLE IF NOT EXISTS name_words (incident_id varchar(40) NOT NULL, "
     "word text NOT NULL, PRIMARY KEY (incident_id, word))",
+    # fastupdate off: new words go straight into the index, not into a pending list that
+    # every search scans until the next vacuum (18 ms instead of 3 after a bulk load)
     "CREATE INDEX IF NOT EXISTS ix_name_words_word_trgm ON name_words "
-    "USING gin (word gin_trgm_ops)",
+    "USING gin (word gin_trgm_ops) WITH (fastupdate = off)",
     # the words of a key: split at its spaces and newlines
     """CREATE OR REPLACE FUNCTION people_words_sync() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
@@ -215,10 +217,6 @@ def near_words(connection: Connection, incident_id: str, query: str, limit: int)
     (at least :data:`NEAR_WORD_THRESHOLD`) on PostgreSQL; on SQLite the words sharing a
     trigram with it, ranked by FTS5's ``bm25``."""
     if connection.dialect.name == "postgresql":
-        connection.execute(
-            text("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
-            {"t": str(NEAR_WORD_THRESHOLD)},
-        )
         near = (
             select(name_words.c.word)
             .where(name_words.c.incident_id == incident_id)
@@ -226,6 +224,24 @@ def near_words(connection: Connection, incident_id: str, query: str, limit: int)
             .order_by(func.word_similarity(query, name_words.c.word).desc(), name_words.c.word)
             .limit(limit)
         )
+        # The planner takes the vocabulary for small and reads all of it, computing the
+        # word similarity of every word (160 ms for 75,000 words); through the GIN index
+        # it computes it for the words sharing trigrams only (3 ms). It is told not to
+        # scan for this one statement, and the setting goes back as it was.
+        scan = connection.execute(text("SELECT current_setting('enable_seqscan')")).scalar()
+        connection.execute(
+            text(
+                "SELECT set_config('pg_trgm.word_similarity_threshold', :t, true), "
+                "set_config('enable_seqscan', 'off', true)"
+            ),
+            {"t": str(NEAR_WORD_THRESHOLD)},
+        )
+        try:
+            return [row[0] for row in connection.execute(near)]
+        finally:
+            connection.execute(
+                text("SELECT set_config('enable_seqscan', :s, true)"), {"s": scan or "on"}
+            )
     else:
         grams = dict.fromkeys(query[i : i + _TRIGRAM] for i in range(len(query) - _TRIGRAM + 1))
         near = (
@@ -249,17 +265,14 @@ def holding(
 ) -> Select[str, str, str]:
     """At most ``limit`` rows of ``query`` (over ``people`` of ``incident_id``) whose key
     holds one of ``words`` as a word, those holding the first word first, then by person
-    id: for each word a range of ``person_words``' primary key, at most ``limit`` long. A
+    id: ranges of ``person_words``' primary key (one word: read in order, no sort). A
     person holding two of the words comes twice."""
-    parts = [
-        query.add_columns(literal(at).label("near_rank"))
-        .join(person_words, person_words.c.person_id == Person.id)
-        .where(person_words.c.incident_id == incident_id, person_words.c.word == word)
-        .order_by(person_words.c.person_id)
-        .limit(limit)
-        .subquery()
-        for at, word in enumerate(words)
-    ]
-    every = union_all(*(select(part) for part in parts)).subquery()
-    id_, name, key = (every.c[c.name] for c in query.selected_columns)
-    return select(id_, name, key).order_by(every.c.near_rank, id_).limit(limit)
+    held = query.join(person_words, person_words.c.person_id == Person.id).where(
+        person_words.c.incident_id == incident_id
+    )
+    if len(words) == 1:
+        held = held.where(person_words.c.word == words[0])
+    else:
+        order = case({word: at for at, word in enumerate(words)}, value=person_words.c.word)
+        held = held.where(person_words.c.word.in_(list(words))).order_by(order)
+    return held.order_by(person_words.c.person_id).limit(limit)
