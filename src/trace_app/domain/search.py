@@ -150,7 +150,9 @@ def candidates(
     (:mod:`trace_app.store.name_index`), in this order until the bound is reached: names
     whose key starts with the query (the exact key first), keys that hold the query
     anywhere (both score 100), then the typo neighbours, unless the first two found
-    :data:`ENOUGH_AS_TYPED` people. A query shorter than a trigram has only the first.
+    :data:`ENOUGH_AS_TYPED` people. A query shorter than a trigram has names starting
+    with it, then names holding a word that starts with it (at most
+    :data:`NEAR_WORD_LIMIT` such words, in word order).
 
     The typo neighbours of a one-word query shorter than ``name_index.LONG_QUERY`` are
     the people holding one of the incident's words nearest to it, closest words first
@@ -166,8 +168,20 @@ def candidates(
             found.setdefault(row[0], row)
         return len(rows)
 
+    def add_holding(words: Sequence[str]) -> None:
+        # the words in order, 1, 2, 4, ... a statement: a common word fills the bound from
+        # its index range alone, rare ones take a few small statements
+        at, size = 0, 1
+        while at < len(words) and len(found) < CANDIDATE_LIMIT:
+            chunk = words[at : at + size]
+            add(word_index.holding(base, incident_id, chunk, CANDIDATE_LIMIT - len(found)))
+            at, size = at + size, size * 2
+
     add(name_index.starting_with(base, dialect, query))
     if len(query) < name_index.TRIGRAM:
+        # a surname or second name that begins with it ("ra": "Sita Rai")
+        if len(found) < CANDIDATE_LIMIT:
+            add_holding(word_index.words_starting(connection, incident_id, query, NEAR_WORD_LIMIT))
         return list(found.values())
     if len(found) < CANDIDATE_LIMIT:
         add(name_index.containing(base, dialect, query))
@@ -175,13 +189,7 @@ def candidates(
         return list(found.values())
     if " " not in query and len(query) < name_index.LONG_QUERY:
         near = word_index.near_words(connection, incident_id, query, NEAR_WORD_LIMIT)
-        # closest words first, 1, 2, 4, ... a statement: a common word fills the bound
-        # from its index range alone, rare ones take a few small statements
-        at, size = 0, 1
-        while at < len(near) and len(found) < CANDIDATE_LIMIT:
-            words = near[at : at + size]
-            add(word_index.holding(base, incident_id, words, CANDIDATE_LIMIT - len(found)))
-            at, size = at + size, size * 2
+        add_holding(near)  # closest words first
         if near:
             return list(found.values())
     add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True))

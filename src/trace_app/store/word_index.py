@@ -256,6 +256,27 @@ def near_words(connection: Connection, incident_id: str, query: str, limit: int)
     return [row[0] for row in connection.execute(near)]
 
 
+def words_starting(connection: Connection, incident_id: str, prefix: str, limit: int) -> list[str]:
+    """At most ``limit`` of the incident's words that begin with ``prefix``, in word
+    order: a range of ``name_words``' primary key read from ``prefix`` on. No upper
+    bound goes into the SQL (where the range ends depends on the database's collation:
+    "r{" sorts after every word of "r" in C, not in en_US); the words are kept while they
+    begin with ``prefix``, which holds them together in any collation, as words are
+    ``[0-9a-z]``."""
+    rows = connection.execute(
+        select(name_words.c.word)
+        .where(name_words.c.incident_id == incident_id, name_words.c.word >= prefix)
+        .order_by(name_words.c.word)
+        .limit(limit)
+    )
+    words: list[str] = []
+    for (word,) in rows:
+        if not word.startswith(prefix):
+            break
+        words.append(word)
+    return words
+
+
 def _any_of(grams: Iterable[str]) -> str:
     return " OR ".join(f'"{gram}"' for gram in grams)
 
