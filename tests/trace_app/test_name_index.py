@@ -269,6 +269,40 @@ def test_every_reason_code_found_through_the_index(database: Database) -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("name", "spelling"),
+    [
+        # every word changed a little: two letters swapped in a short word, one doubled
+        ("Maay Maru Yadamaya", "Maya Marru Yadamaya"),
+        ("Suni Tara", "Sunitara"),  # the space left out
+        ("Suni Tara", "Sunixtara"),  # the space typed as a letter
+        ("Sunitara", "Suni Tara"),  # a space added
+        ("Sunita Rai", "Sunita Raai"),  # one word changed, the other kept
+    ],
+)
+def test_close_spellings_found_through_the_words(
+    database: Database, name: str, spelling: str
+) -> None:
+    """Close spellings that keep no word of the name, or only one, among people sharing
+    its words: found through the words one edit away or joined, as by the full scan."""
+    people = [
+        Someone(name, 30, ()),
+        Someone(spelling, 30, ()),
+        *(Someone(f"{word} Gurung", 40, ()) for word in name.split()),
+        *(Someone(f"Maya {word}", 40, ()) for word in name.split()),
+    ]
+    incident_id = make_incident(database, people)
+    with database.sessions() as s:
+        target = s.scalars(
+            select(Person).where(Person.incident_id == incident_id, Person.name == name)
+        ).one()
+        found = duplicate_candidates(s, target)
+        assert found == full_scan_duplicates(s, target)
+    assert [(d.name, [r.code for r in d.reasons]) for d in found if d.name == spelling] == [
+        (spelling, ["close_spelling"])
+    ]
+
+
 def test_short_query_lists_names_with_a_word_that_starts_with_it(database: Database) -> None:
     incident_id = make_incident(
         database,

@@ -39,20 +39,21 @@ reader); the reason's words then say that the ages differ. A pair whose current 
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from anyascii import anyascii
 from rapidfuzz import fuzz
-from sqlalchemy import select
+from sqlalchemy import Connection, Select, select
 from sqlalchemy.orm import Session, selectinload
 
 from trace_app.domain.errors import InvalidReportError, NotFoundError
 from trace_app.domain.links import decided_other_ids, same_person_ids
 from trace_app.domain.search import people_search_key, search_key
 from trace_app.domain.text import clean_name, name_key
-from trace_app.store import name_index
+from trace_app.store import name_index, word_index
 from trace_app.store.models import Person, PersonAlternateName
 from trace_app.store.sql import in_values
 from trace_app.store.types import new_id
@@ -60,11 +61,14 @@ from trace_app.store.types import new_id
 AGE_TOLERANCE = 2
 CLOSE_SPELLING_SCORE = 88.0
 MAX_ALTERNATE_NAMES = 10
-# Bounds of the candidates read through the trigram index for one person (see _blocked):
+# Bounds of the candidates read through the word index for one person (see _blocked):
 # people with the same key are all shown (up to this many), close spellings are the
 # nearest ones only. Both keep a person page's cost flat however large the incident.
 SAME_KEY_LIMIT = 1000
 NEIGHBOUR_LIMIT = 200
+# How many of the incident's words nearest to each word of a name stand for its close
+# spellings (trace_app.store.word_index.near_words)
+NEAR_WORD_LIMIT = 50
 
 
 class Reason:
@@ -348,7 +352,7 @@ def _alternates(session: Session, person_ids: list[str]) -> dict[str, list[str]]
         return found
     for pid, alt in session.connection().execute(
         select(PersonAlternateName.person_id, PersonAlternateName.name)
-        .where(PersonAlternateName.person_id.in_(person_ids))
+        .where(in_values(PersonAlternateName.person_id, person_ids))
         .order_by(PersonAlternateName.position)
     ):
         found.setdefault(pid, []).append(alt)
@@ -357,28 +361,85 @@ def _alternates(session: Session, person_ids: list[str]) -> dict[str, list[str]]
 
 def _blocked(session: Session, person: Person) -> set[str]:
     """The ids of the people of ``person``'s incident worth comparing with it name by
-    name, read through the trigram index (:mod:`trace_app.store.name_index`), for each
-    line of its search key: the keys that hold the line (the same key, which every
-    same-name, invisible-character, look-alike and transliteration pair shares), at most
-    ``SAME_KEY_LIMIT``, and its ``NEIGHBOUR_LIMIT`` nearest trigram neighbours (close
-    spellings). A line shorter than a trigram finds the names that start with it; an
-    empty key (no Latin reading) finds the others without one."""
+    name, read through the word index (:mod:`trace_app.store.word_index`), for each line
+    of its search key (the key of one of its names):
+
+    - the people holding all of the line's words but at most one (every same-name,
+      invisible-character, look-alike and transliteration pair has the same key, so all
+      its words; a close spelling that changes one word keeps the others), at most
+      ``SAME_KEY_LIMIT``, those holding the most first;
+    - the people holding, for each word of the line, the word itself, a word one edit
+      away from it, or one joining it with a neighbour (a close spelling that changes
+      several words a little, or leaves out a space), at most ``NEIGHBOUR_LIMIT``; for a
+      one-word line, the holders of the word, of the words one edit away, then of the
+      ``NEAR_WORD_LIMIT`` words nearest to it by trigrams (:func:`_one_word_neighbours`).
+
+    A line shorter than a trigram finds the names that start with it (its close
+    spellings are the same key: ``CLOSE_SPELLING_SCORE`` allows no edit under four
+    letters); an empty key (no Latin reading) finds the others without one."""
     connection = session.connection()
     dialect = connection.dialect.name
+    incident_id = person.incident_id
     base = select(Person.id, Person.name, Person.search_key).where(
-        Person.incident_id == person.incident_id, Person.id != person.id
+        Person.incident_id == incident_id
     )
     mine = person.search_key or search_key(person.name)
-    queries = []
+    found: set[str] = set()
     for line in dict.fromkeys(mine.split("\n")):
-        if not line:
-            queries.append(name_index.without_key(base, dialect).limit(SAME_KEY_LIMIT))
-        elif len(line) < name_index.TRIGRAM:
-            queries.append(name_index.starting_with(base, dialect, line).limit(SAME_KEY_LIMIT))
+        if not line or len(line) < name_index.TRIGRAM:
+            query = (
+                name_index.without_key(base, dialect)
+                if not line
+                else name_index.starting_with(base, dialect, line)
+            )
+            found.update(row[0] for row in connection.execute(query.limit(SAME_KEY_LIMIT)))
+            continue
+        words = line.split()
+        found.update(
+            word_index.people_holding_most(
+                connection, incident_id, words, len(words) - 1, SAME_KEY_LIMIT
+            )
+        )
+        if len(words) == 1:
+            found.update(_one_word_neighbours(connection, base, incident_id, words[0]))
         else:
-            queries.append(name_index.containing(base, dialect, line).limit(SAME_KEY_LIMIT))
-            queries.append(name_index.neighbours(base, connection, line, NEIGHBOUR_LIMIT))
-    return {row[0] for query in queries for row in connection.execute(query)}
+            groups = _close_word_groups(connection, incident_id, words)
+            found.update(
+                word_index.people_holding_each(connection, incident_id, groups, NEIGHBOUR_LIMIT)
+            )
+    return found
+
+
+def _one_word_neighbours(
+    connection: Connection, base: Select[str, str, str], incident_id: str, word: str
+) -> list[str]:
+    """The holders of ``word``, of the incident's words one edit away from it, then of
+    the ``NEAR_WORD_LIMIT`` words nearest to it by trigrams (a word split in two), in
+    that order, at most ``NEIGHBOUR_LIMIT``."""
+    near = [word, *word_index.words_one_edit_away(connection, incident_id, [word])[word]]
+    near += word_index.near_words(connection, incident_id, word, NEAR_WORD_LIMIT)
+    held = word_index.holding(base, incident_id, list(dict.fromkeys(near)), NEIGHBOUR_LIMIT)
+    return [row[0] for row in connection.execute(held)]
+
+
+def _close_word_groups(
+    connection: Connection, incident_id: str, words: Sequence[str]
+) -> list[list[str]]:
+    """For each word of a name, the incident's words that may stand for it in a close
+    spelling: itself, a word one edit away, or one that joins it with a neighbouring word
+    (with at most one edit: the space left out or typed as a letter)."""
+    joins = [a + b for a, b in itertools.pairwise(words)]
+    away = word_index.words_one_edit_away(connection, incident_id, [*words, *joins])
+    joined = {j: [j, *away[j]] for j in joins}
+    groups: list[list[str]] = []
+    for at, word in enumerate(words):
+        group = [word, *away[word]]
+        if at > 0:
+            group += joined[joins[at - 1]]
+        if at < len(joins):
+            group += joined[joins[at]]
+        groups.append(group)
+    return groups
 
 
 def duplicate_candidates(
@@ -392,7 +453,7 @@ def duplicate_candidates(
         return []
     others = (
         session.connection()
-        .execute(select(Person.id, Person.name, Person.age).where(Person.id.in_(sorted(near))))
+        .execute(select(Person.id, Person.name, Person.age).where(in_values(Person.id, near)))
         .all()
     )
     alternates = _alternates(session, [person.id, *(o[0] for o in others)])

@@ -34,6 +34,7 @@ from sqlalchemy import (
     case,
     column,
     func,
+    intersect,
     literal,
     literal_column,
     select,
@@ -42,6 +43,7 @@ from sqlalchemy import (
 )
 
 from trace_app.store.models import Person
+from trace_app.store.sql import in_values
 
 PERSON_WORDS = "person_words"
 NAME_WORDS = "name_words"
@@ -226,22 +228,12 @@ def near_words(connection: Connection, incident_id: str, query: str, limit: int)
         )
         # The planner takes the vocabulary for small and reads all of it, computing the
         # word similarity of every word (160 ms for 75,000 words); through the GIN index
-        # it computes it for the words sharing trigrams only (3 ms). It is told not to
-        # scan for this one statement, and the setting goes back as it was.
-        scan = connection.execute(text("SELECT current_setting('enable_seqscan')")).scalar()
+        # it computes it for the words sharing trigrams only (3 ms).
         connection.execute(
-            text(
-                "SELECT set_config('pg_trgm.word_similarity_threshold', :t, true), "
-                "set_config('enable_seqscan', 'off', true)"
-            ),
+            text("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
             {"t": str(NEAR_WORD_THRESHOLD)},
         )
-        try:
-            return [row[0] for row in connection.execute(near)]
-        finally:
-            connection.execute(
-                text("SELECT set_config('enable_seqscan', :s, true)"), {"s": scan or "on"}
-            )
+        return _words_without(connection, ("enable_seqscan",), near)
     else:
         grams = dict.fromkeys(query[i : i + _TRIGRAM] for i in range(len(query) - _TRIGRAM + 1))
         near = (
@@ -254,6 +246,67 @@ def near_words(connection: Connection, incident_id: str, query: str, limit: int)
             .limit(limit)
         )
     return [row[0] for row in connection.execute(near)]
+
+
+# The characters of a search key's words
+WORD_LETTERS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def one_edit_variants(word: str) -> list[str]:
+    """Every string one edit away from ``word`` over :data:`WORD_LETTERS`: a character
+    left out, added, replaced, or two neighbours swapped (about 70 per letter)."""
+    cuts = [(word[:at], word[at:]) for at in range(len(word) + 1)]
+    variants = [a + b[1:] for a, b in cuts if b]
+    variants += [a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1]
+    variants += [a + c + b[1:] for a, b in cuts if b for c in WORD_LETTERS if c != b[0]]
+    variants += [a + c + b for a, b in cuts for c in WORD_LETTERS]
+    return [v for v in dict.fromkeys(variants) if v and v != word]
+
+
+def words_one_edit_away(
+    connection: Connection, incident_id: str, bases: Sequence[str]
+) -> dict[str, list[str]]:
+    """For each of ``bases``, the incident's words one edit away from it
+    (:func:`one_edit_variants`), in word order: one statement of exact lookups in
+    ``name_words``' primary key, which no trigram measure misses (a swap in a short word
+    leaves it few trigrams in common)."""
+    variants = {base: set(one_edit_variants(base)) for base in bases}
+    wanted = set().union(*variants.values()) if variants else set()
+    if not wanted:
+        return {base: [] for base in bases}
+    found = (
+        select(name_words.c.word)
+        .where(name_words.c.incident_id == incident_id)
+        .where(in_values(name_words.c.word, wanted))
+        .order_by(name_words.c.word)
+    )
+    if connection.dialect.name == "postgresql":
+        # PostgreSQL would look them up in the trigram index or read the whole vocabulary
+        # (12 ms for the 400 strings of a six-letter word among a million people's words)
+        # rather than in the primary key
+        words = _words_without(connection, ("enable_seqscan", "enable_bitmapscan"), found)
+    else:
+        words = [row[0] for row in connection.execute(found)]
+    return {base: [w for w in words if w in variants[base]] for base in bases}
+
+
+def _words_without(connection: Connection, plans: Sequence[str], words: Select[str]) -> list[str]:
+    """The rows of ``words`` (one column) read on PostgreSQL with the planner's ``plans``
+    (``enable_seqscan``, ``enable_bitmapscan``) off for this one statement; the settings
+    go back as they were."""
+    was = {
+        plan: connection.execute(text("SELECT current_setting(:p)"), {"p": plan}).scalar()
+        for plan in plans
+    }
+    for plan in plans:
+        connection.execute(text("SELECT set_config(:p, 'off', true)"), {"p": plan})
+    try:
+        return [row[0] for row in connection.execute(words)]
+    finally:
+        for plan, value in was.items():
+            connection.execute(
+                text("SELECT set_config(:p, :v, true)"), {"p": plan, "v": value or "on"}
+            )
 
 
 def words_starting(connection: Connection, incident_id: str, prefix: str, limit: int) -> list[str]:
@@ -297,3 +350,41 @@ def holding(
         order = case({word: at for at, word in enumerate(words)}, value=person_words.c.word)
         held = held.where(person_words.c.word.in_(list(words))).order_by(order)
     return held.order_by(person_words.c.person_id).limit(limit)
+
+
+def people_holding_most(
+    connection: Connection, incident_id: str, words: Sequence[str], at_least: int, limit: int
+) -> list[str]:
+    """The ids of at most ``limit`` people of the incident whose key holds at least
+    ``at_least`` (1 or more) of ``words`` as words, those holding the most first, then by
+    id: the ranges of ``person_words``' primary key for those words, each read whole."""
+    held = func.count()
+    rows = connection.execute(
+        select(person_words.c.person_id)
+        .where(person_words.c.incident_id == incident_id)
+        .where(in_values(person_words.c.word, words))
+        .group_by(person_words.c.person_id)
+        .having(held >= max(1, at_least))
+        .order_by(held.desc(), person_words.c.person_id)
+        .limit(limit)
+    )
+    return [row[0] for row in rows]
+
+
+def people_holding_each(
+    connection: Connection, incident_id: str, groups: Sequence[Sequence[str]], limit: int
+) -> list[str]:
+    """The ids of at most ``limit`` people of the incident whose key holds a word of every
+    group (one word may serve several groups), by id: one ``person_words`` range per word,
+    intersected."""
+    each = [
+        select(person_words.c.person_id)
+        .where(person_words.c.incident_id == incident_id)
+        .where(in_values(person_words.c.word, group))
+        for group in groups
+    ]
+    if not each:
+        return []
+    both = intersect(*each).subquery()
+    rows = connection.execute(select(both.c.person_id).order_by(both.c.person_id).limit(limit))
+    return [row[0] for row in rows]
