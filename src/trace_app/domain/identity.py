@@ -57,6 +57,7 @@ from trace_app.store import name_index, word_index
 from trace_app.store.models import Person, PersonAlternateName
 from trace_app.store.sql import in_values
 from trace_app.store.types import new_id
+from trace_app.store.word_index import one_edit_variants
 
 AGE_TOLERANCE = 2
 CLOSE_SPELLING_SCORE = 88.0
@@ -369,8 +370,9 @@ def _blocked(session: Session, person: Person) -> set[str]:
       its words; a close spelling that changes one word keeps the others), at most
       ``SAME_KEY_LIMIT``, those holding the most first;
     - the people holding, for each word of the line, the word itself, a word one edit
-      away from it, or one joining it with a neighbour (a close spelling that changes
-      several words a little, or leaves out a space), at most ``NEIGHBOUR_LIMIT``; for a
+      away from it, or one joining it with a neighbour or cut from the two joined (a
+      close spelling that changes several words a little, leaves out a space or moves
+      it: :func:`_close_word_groups`), at most ``NEIGHBOUR_LIMIT``; for a
       one-word line, the holders of the word, of the words one edit away, then of the
       ``NEAR_WORD_LIMIT`` words nearest to it by trigrams (:func:`_one_word_neighbours`).
 
@@ -416,7 +418,8 @@ def _one_word_neighbours(
     """The holders of ``word``, of the incident's words one edit away from it, then of
     the ``NEAR_WORD_LIMIT`` words nearest to it by trigrams (a word split in two), in
     that order, at most ``NEIGHBOUR_LIMIT``."""
-    near = [word, *word_index.words_one_edit_away(connection, incident_id, [word])[word]]
+    away = word_index.existing_words(connection, incident_id, one_edit_variants(word))
+    near = [word, *sorted(away)]
     near += word_index.near_words(connection, incident_id, word, NEAR_WORD_LIMIT)
     held = word_index.holding(base, incident_id, list(dict.fromkeys(near)), NEIGHBOUR_LIMIT)
     return [row[0] for row in connection.execute(held)]
@@ -426,20 +429,20 @@ def _close_word_groups(
     connection: Connection, incident_id: str, words: Sequence[str]
 ) -> list[list[str]]:
     """For each word of a name, the incident's words that may stand for it in a close
-    spelling: itself, a word one edit away, or one that joins it with a neighbouring word
-    (with at most one edit: the space left out or typed as a letter)."""
+    spelling: itself or a word one edit away; a word joining it with a neighbouring word,
+    itself or one edit away (the space left out or typed as a letter); or a piece of the
+    two joined, the space moved (a beginning of the pair for the first word, an end for
+    the second)."""
     joins = [a + b for a, b in itertools.pairwise(words)]
-    away = word_index.words_one_edit_away(connection, incident_id, [*words, *joins])
-    joined = {j: [j, *away[j]] for j in joins}
-    groups: list[list[str]] = []
-    for at, word in enumerate(words):
-        group = [word, *away[word]]
-        if at > 0:
-            group += joined[joins[at - 1]]
-        if at < len(joins):
-            group += joined[joins[at]]
-        groups.append(group)
-    return groups
+    edits = {w: {w, *one_edit_variants(w)} for w in [*words, *joins]}
+    groups = [set(edits[word]) for word in words]
+    for at, joined in enumerate(joins):
+        for side in (at, at + 1):
+            groups[side] |= edits[joined]
+        groups[at] |= {joined[:cut] for cut in range(1, len(joined))}
+        groups[at + 1] |= {joined[cut:] for cut in range(1, len(joined))}
+    have = word_index.existing_words(connection, incident_id, set().union(*groups))
+    return [sorted(group & have) for group in groups]
 
 
 def duplicate_candidates(

@@ -263,31 +263,24 @@ def one_edit_variants(word: str) -> list[str]:
     return [v for v in dict.fromkeys(variants) if v and v != word]
 
 
-def words_one_edit_away(
-    connection: Connection, incident_id: str, bases: Sequence[str]
-) -> dict[str, list[str]]:
-    """For each of ``bases``, the incident's words one edit away from it
-    (:func:`one_edit_variants`), in word order: one statement of exact lookups in
-    ``name_words``' primary key, which no trigram measure misses (a swap in a short word
-    leaves it few trigrams in common)."""
-    variants = {base: set(one_edit_variants(base)) for base in bases}
-    wanted = set().union(*variants.values()) if variants else set()
+def existing_words(connection: Connection, incident_id: str, strings: Iterable[str]) -> set[str]:
+    """Those of ``strings`` that are words of the incident: one statement of exact lookups
+    in ``name_words``' primary key (for :func:`one_edit_variants`, which no trigram
+    measure finds reliably: a swap in a short word leaves it few trigrams in common)."""
+    wanted = {string for string in strings if string}
     if not wanted:
-        return {base: [] for base in bases}
+        return set()
     found = (
         select(name_words.c.word)
         .where(name_words.c.incident_id == incident_id)
         .where(in_values(name_words.c.word, wanted))
-        .order_by(name_words.c.word)
     )
     if connection.dialect.name == "postgresql":
         # PostgreSQL would look them up in the trigram index or read the whole vocabulary
         # (12 ms for the 400 strings of a six-letter word among a million people's words)
         # rather than in the primary key
-        words = _words_without(connection, ("enable_seqscan", "enable_bitmapscan"), found)
-    else:
-        words = [row[0] for row in connection.execute(found)]
-    return {base: [w for w in words if w in variants[base]] for base in bases}
+        return set(_words_without(connection, ("enable_seqscan", "enable_bitmapscan"), found))
+    return {row[0] for row in connection.execute(found)}
 
 
 def _words_without(connection: Connection, plans: Sequence[str], words: Select[str]) -> list[str]:
