@@ -365,16 +365,16 @@ def _blocked(session: Session, person: Person) -> set[str]:
     name, read through the word index (:mod:`trace_app.store.word_index`), for each line
     of its search key (the key of one of its names):
 
-    - the people holding all of the line's words but at most one (every same-name,
-      invisible-character, look-alike and transliteration pair has the same key, so all
-      its words; a close spelling that changes one word keeps the others), at most
-      ``SAME_KEY_LIMIT``, those holding the most first;
-    - the people holding, for each word of the line, the word itself, a word one edit
-      away from it, or one joining it with a neighbour or cut from the two joined (a
-      close spelling that changes several words a little, leaves out a space or moves
-      it: :func:`_close_word_groups`), at most ``NEIGHBOUR_LIMIT``; for a
-      one-word line, the holders of the word, of the words one edit away, then of the
-      ``NEAR_WORD_LIMIT`` words nearest to it by trigrams (:func:`_one_word_neighbours`).
+    - the people whose words may make a close spelling of the line within
+      ``_most_changes`` of it: for each word of the line, the word itself or one that
+      may stand for it (:func:`_close_word_groups`: one edit away, a piece of it, joined
+      with a neighbour, the space moved), each costing what it takes, a word missing
+      costing more, the cost of all within the changes allowed; those holding the most
+      first, at most ``SAME_KEY_LIMIT``. Every same-name, invisible-character,
+      look-alike and transliteration pair has the same key, so holds every word.
+    - for a one-word line, the holders of the word (at most ``SAME_KEY_LIMIT``), then of
+      the words one edit away and of the ``NEAR_WORD_LIMIT`` words nearest to it by
+      trigrams, at most ``NEIGHBOUR_LIMIT`` (:func:`_one_word_neighbours`).
 
     A line shorter than a trigram finds the names that start with it (its close
     spellings are the same key: ``CLOSE_SPELLING_SCORE`` allows no edit under four
@@ -396,53 +396,105 @@ def _blocked(session: Session, person: Person) -> set[str]:
             )
             found.update(row[0] for row in connection.execute(query.limit(SAME_KEY_LIMIT)))
             continue
-        words = line.split()
+        words = list(dict.fromkeys(line.split()))
+        if len(words) == 1:
+            found.update(
+                word_index.people_holding_groups(
+                    connection, incident_id, [{words[0]: 1}], 1, SAME_KEY_LIMIT
+                )
+            )
+            found.update(_one_word_neighbours(connection, base, incident_id, words[0]))
+            continue
+        changes = _most_changes(len(line))
+        groups = _close_word_groups(connection, incident_id, words, changes)
+        # a word not held costs 3 half-changes (see _close_word_groups), within 2 * changes
+        at_least = _MISSING * len(words) - 2 * changes
         found.update(
-            word_index.people_holding_most(
-                connection, incident_id, words, len(words) - 1, SAME_KEY_LIMIT
+            word_index.people_holding_groups(
+                connection, incident_id, groups, at_least, SAME_KEY_LIMIT
             )
         )
-        if len(words) == 1:
-            found.update(_one_word_neighbours(connection, base, incident_id, words[0]))
-        else:
-            groups = _close_word_groups(connection, incident_id, words)
-            found.update(
-                word_index.people_holding_each(connection, incident_id, groups, NEIGHBOUR_LIMIT)
-            )
     return found
+
+
+def _most_changes(length: int) -> int:
+    """The most single-character changes (a character left out or added; a replaced one
+    is two) between a key of ``length`` characters and a close spelling of it: the
+    ``rapidfuzz`` ratio is 100 * (1 - changes / (length + other length)), and the other
+    key is at most ``changes`` longer."""
+    cut = (100.0 - CLOSE_SPELLING_SCORE) / 100.0
+    return int(2 * cut * length / (1 - cut) + 1e-9)
 
 
 def _one_word_neighbours(
     connection: Connection, base: Select[str, str, str], incident_id: str, word: str
 ) -> list[str]:
-    """The holders of ``word``, of the incident's words one edit away from it, then of
-    the ``NEAR_WORD_LIMIT`` words nearest to it by trigrams (a word split in two), in
-    that order, at most ``NEIGHBOUR_LIMIT``."""
+    """The holders of the incident's words one edit away from ``word``, then of the
+    ``NEAR_WORD_LIMIT`` words nearest to it by trigrams (two changes or more, a word
+    split in two), in that order, at most ``NEIGHBOUR_LIMIT``."""
     away = word_index.existing_words(connection, incident_id, one_edit_variants(word))
-    near = [word, *sorted(away)]
-    near += word_index.near_words(connection, incident_id, word, NEAR_WORD_LIMIT)
+    near = [*sorted(away), *word_index.near_words(connection, incident_id, word, NEAR_WORD_LIMIT)]
+    if not near:
+        return []
     held = word_index.holding(base, incident_id, list(dict.fromkeys(near)), NEIGHBOUR_LIMIT)
     return [row[0] for row in connection.execute(held)]
 
 
+def _halves(word: str) -> set[str]:
+    """For each place ``word`` may be cut in two, the longer piece (or both): a person
+    whose name splits the word holds both pieces, so one of them stands for it."""
+    return {
+        piece
+        for cut in range(1, len(word))
+        for piece in (word[:cut], word[cut:])
+        if 2 * len(piece) >= len(word)
+    }
+
+
+# What a word of a name costs a close spelling, in half-changes (see _close_word_groups);
+# a group is worth _MISSING less its cost
+_KEPT, _JOINED, _CHANGED, _MISSING = 0, 1, 2, 3
+
+
 def _close_word_groups(
-    connection: Connection, incident_id: str, words: Sequence[str]
-) -> list[list[str]]:
+    connection: Connection, incident_id: str, words: Sequence[str], changes: int
+) -> list[dict[str, int]]:
     """For each word of a name, the incident's words that may stand for it in a close
-    spelling: itself or a word one edit away; a word joining it with a neighbouring word,
-    itself or one edit away (the space left out or typed as a letter); or a piece of the
-    two joined, the space moved (a beginning of the pair for the first word, an end for
-    the second)."""
-    joins = [a + b for a, b in itertools.pairwise(words)]
-    edits = {w: {w, *one_edit_variants(w)} for w in [*words, *joins]}
-    groups = [set(edits[word]) for word in words]
-    for at, joined in enumerate(joins):
-        for side in (at, at + 1):
-            groups[side] |= edits[joined]
-        groups[at] |= {joined[:cut] for cut in range(1, len(joined))}
-        groups[at + 1] |= {joined[cut:] for cut in range(1, len(joined))}
-    have = word_index.existing_words(connection, incident_id, set().union(*groups))
-    return [sorted(group & have) for group in groups]
+    spelling, with what holding them is worth (``_MISSING`` less the changes they cost,
+    in half-changes): the word itself (0); a word joining it with its neighbours, as
+    written (the space left out: one change for two words, 1 each); a word one edit
+    away, a piece of it (a space added), a join one edit away (the space typed as a
+    letter) or a piece of two words joined (the space moved): 2 each. A word holding
+    none of these took at least three half-changes: two of its own, or one of its own
+    and one shared with its neighbour at a space. When every word of the name may
+    have taken two changes, each word's ``NEAR_WORD_LIMIT`` nearest words by trigrams
+    are worth 2 too."""
+    pairs = [a + b for a, b in itertools.pairwise(words)]
+    threes = [a + b + c for a, b, c in zip(words, words[1:], words[2:], strict=False)]
+    costs: list[dict[str, int]] = []
+    for at, word in enumerate(words):
+        cost = dict.fromkeys({*one_edit_variants(word), *_halves(word)}, _CHANGED)
+        for joined in pairs[max(0, at - 1) : at + 1]:
+            cost.update(dict.fromkeys(one_edit_variants(joined), _CHANGED))
+        if at > 0:
+            joined = pairs[at - 1]
+            cost.update(dict.fromkeys((joined[cut:] for cut in range(1, len(joined))), _CHANGED))
+        if at < len(pairs):
+            joined = pairs[at]
+            cost.update(dict.fromkeys((joined[:cut] for cut in range(1, len(joined))), _CHANGED))
+        for joined in [*pairs[max(0, at - 1) : at + 1], *threes[max(0, at - 2) : at + 1]]:
+            cost[joined] = _JOINED
+        cost[word] = _KEPT
+        costs.append(cost)
+    have = word_index.existing_words(connection, incident_id, set().union(*costs))
+    if 4 * len(words) <= 2 * changes:
+        for cost, word in zip(costs, words, strict=True):
+            if len(word) >= name_index.TRIGRAM:
+                near = word_index.near_words(connection, incident_id, word, NEAR_WORD_LIMIT)
+                have.update(near)
+                for other in near:
+                    cost.setdefault(other, _CHANGED)
+    return [{w: _MISSING - c for w, c in cost.items() if w in have or c == _KEPT} for cost in costs]
 
 
 def duplicate_candidates(

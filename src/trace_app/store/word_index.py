@@ -26,7 +26,7 @@ a migration that rebuilds ``people`` on SQLite must call :func:`drop_triggers` b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import (
     Connection,
@@ -34,12 +34,12 @@ from sqlalchemy import (
     case,
     column,
     func,
-    intersect,
     literal,
     literal_column,
     select,
     table,
     text,
+    union_all,
 )
 
 from trace_app.store.models import Person
@@ -345,39 +345,39 @@ def holding(
     return held.order_by(person_words.c.person_id).limit(limit)
 
 
-def people_holding_most(
-    connection: Connection, incident_id: str, words: Sequence[str], at_least: int, limit: int
+def people_holding_groups(
+    connection: Connection,
+    incident_id: str,
+    groups: Sequence[Mapping[str, int]],
+    at_least: int,
+    limit: int,
 ) -> list[str]:
-    """The ids of at most ``limit`` people of the incident whose key holds at least
-    ``at_least`` (1 or more) of ``words`` as words, those holding the most first, then by
-    id: the ranges of ``person_words``' primary key for those words, each read whole."""
-    held = func.count()
-    rows = connection.execute(
-        select(person_words.c.person_id)
+    """The ids of at most ``limit`` people of the incident whose score is at least
+    ``at_least`` (and above 0), highest first, then by id. Each group maps words to what
+    holding them is worth; a person scores, for each group, the most that a word of the
+    group they hold is worth (one word may serve several groups). One ``person_words``
+    range per word, each read whole."""
+    served = [
+        select(person_words.c.person_id, literal(at).label("grp"), literal(worth).label("worth"))
         .where(person_words.c.incident_id == incident_id)
-        .where(in_values(person_words.c.word, words))
-        .group_by(person_words.c.person_id)
-        .having(held >= max(1, at_least))
-        .order_by(held.desc(), person_words.c.person_id)
+        .where(in_values(person_words.c.word, [w for w, v in group.items() if v == worth]))
+        for at, group in enumerate(groups)
+        for worth in sorted(set(group.values()))
+    ]
+    if not served:
+        return []
+    held = union_all(*served).subquery()
+    best = (
+        select(held.c.person_id, func.max(held.c.worth).label("worth"))
+        .group_by(held.c.person_id, held.c.grp)
+        .subquery()
+    )
+    score = func.sum(best.c.worth)
+    rows = connection.execute(
+        select(best.c.person_id)
+        .group_by(best.c.person_id)
+        .having(score >= max(1, at_least))
+        .order_by(score.desc(), best.c.person_id)
         .limit(limit)
     )
-    return [row[0] for row in rows]
-
-
-def people_holding_each(
-    connection: Connection, incident_id: str, groups: Sequence[Sequence[str]], limit: int
-) -> list[str]:
-    """The ids of at most ``limit`` people of the incident whose key holds a word of every
-    group (one word may serve several groups), by id: one ``person_words`` range per word,
-    intersected."""
-    each = [
-        select(person_words.c.person_id)
-        .where(person_words.c.incident_id == incident_id)
-        .where(in_values(person_words.c.word, group))
-        for group in groups
-    ]
-    if not each:
-        return []
-    both = intersect(*each).subquery()
-    rows = connection.execute(select(both.c.person_id).order_by(both.c.person_id).limit(limit))
     return [row[0] for row in rows]
