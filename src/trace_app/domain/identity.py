@@ -258,7 +258,10 @@ def _attach(person: Person, age: int | None, names: list[str]) -> None:
 
 
 def _visible(text: str) -> str:
-    """``text`` without invisible format characters (Unicode category Cf)."""
+    """``text`` without invisible format characters (Unicode category Cf, of which ASCII
+    has none)."""
+    if text.isascii():
+        return text
     return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
 
 
