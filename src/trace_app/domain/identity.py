@@ -63,12 +63,14 @@ AGE_TOLERANCE = 2
 CLOSE_SPELLING_SCORE = 88.0
 MAX_ALTERNATE_NAMES = 10
 # Bounds of the candidates read through the word index for one person (see _blocked):
-# people with the same key are all shown (up to this many), close spellings are the
-# nearest ones only. Both keep a person page's cost flat however large the incident.
+# the people whose words may make the same key or a close spelling of one of its names,
+# same keys first (up to this many); a one-word name's neighbours by its nearest words
+# (up to NEIGHBOUR_LIMIT). Both keep a person page's cost bounded however large the
+# incident.
 SAME_KEY_LIMIT = 1000
 NEIGHBOUR_LIMIT = 200
-# How many of the incident's words nearest to each word of a name stand for its close
-# spellings (trace_app.store.word_index.near_words)
+# How many of the incident's words nearest to a word of a name by trigrams stand for it
+# where two changes to it are allowed (trace_app.store.word_index.near_words)
 NEAR_WORD_LIMIT = 50
 
 
