@@ -57,7 +57,7 @@ from trace_app.store import name_index, word_index
 from trace_app.store.models import Person, PersonAlternateName
 from trace_app.store.sql import in_values
 from trace_app.store.types import new_id
-from trace_app.store.word_index import one_edit_variants
+from trace_app.store.word_index import one_change_variants, one_edit_variants
 
 AGE_TOLERANCE = 2
 CLOSE_SPELLING_SCORE = 88.0
@@ -467,20 +467,21 @@ def _close_word_groups(
     """For each word of a name, the incident's words that may stand for it in a close
     spelling, with what holding them is worth (``_MISSING`` less the changes they cost,
     in half-changes): the word itself (0); a word joining it with its neighbours, as
-    written (the space left out: one change for two words, 1 each); a word one edit
-    away, a piece of it (a space added), a join one edit away (the space typed as a
-    letter) or a piece of two words joined (the space moved): 2 each. A word holding
-    none of these took at least three half-changes: two of its own, or one of its own
-    and one shared with its neighbour at a space. When every word of the name may
-    have taken two changes, each word's ``NEAR_WORD_LIMIT`` nearest words by trigrams
-    are worth 2 too."""
+    written (the space left out: one change for two words, 1 each); a word one change
+    away (a letter left out or added), a piece of it (a space added), a join one change
+    away (the space typed as a letter, or left out with a letter) or a piece of two
+    words joined (the space moved): 2 each. A word holding none of these took at least
+    three half-changes: two of its own (a replaced letter, two swapped, two left out or
+    added), or one of its own and one shared with its neighbour at a space. When every
+    word of the name may have taken two changes, each word's ``NEAR_WORD_LIMIT``
+    nearest words by trigrams are worth 2 too."""
     pairs = [a + b for a, b in itertools.pairwise(words)]
     threes = [a + b + c for a, b, c in zip(words, words[1:], words[2:], strict=False)]
     costs: list[dict[str, int]] = []
     for at, word in enumerate(words):
-        cost = dict.fromkeys({*one_edit_variants(word), *_halves(word)}, _CHANGED)
+        cost = dict.fromkeys({*one_change_variants(word), *_halves(word)}, _CHANGED)
         for joined in pairs[max(0, at - 1) : at + 1]:
-            cost.update(dict.fromkeys(one_edit_variants(joined), _CHANGED))
+            cost.update(dict.fromkeys(one_change_variants(joined), _CHANGED))
         if at > 0:
             joined = pairs[at - 1]
             cost.update(dict.fromkeys((joined[cut:] for cut in range(1, len(joined))), _CHANGED))

@@ -267,6 +267,16 @@ def one_edit_variants(word: str) -> list[str]:
     return [v for v in dict.fromkeys(variants) if v and v != word]
 
 
+def one_change_variants(word: str) -> list[str]:
+    """Every string one character left out of ``word`` or added to it (over
+    :data:`WORD_LETTERS`): the single changes of the ``rapidfuzz`` ratio, in which a
+    replaced character or two swapped ones are two changes (about 37 per letter)."""
+    cuts = [(word[:at], word[at:]) for at in range(len(word) + 1)]
+    variants = [a + b[1:] for a, b in cuts if b]
+    variants += [a + c + b for a, b in cuts for c in WORD_LETTERS]
+    return [v for v in dict.fromkeys(variants) if v and v != word]
+
+
 def existing_words(connection: Connection, incident_id: str, strings: Iterable[str]) -> set[str]:
     """Those of ``strings`` that are words of the incident: one statement of exact lookups
     in ``name_words``' primary key (for :func:`one_edit_variants`, which no trigram
