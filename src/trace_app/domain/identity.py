@@ -39,6 +39,7 @@ reader); the reason's words then say that the ages differ. A pair whose current 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -306,13 +307,22 @@ def _age_words(a: int | None, b: int | None) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=8192)
+def _readings(name: str) -> tuple[str, str, str]:
+    """A name's normalised form (``name_key``), the same without invisible characters,
+    and that one's search key. Cached: a person page compares each of its names with
+    hundreds of others, and an import compares the same names again."""
+    key = name_key(name)
+    visible = _visible(key)
+    return key, visible, search_key(visible)
+
+
 def name_reasons(a: str, b: str, age_a: int | None, age_b: int | None) -> list[DuplicateReason]:
     """Why a person named ``a`` may be the person named ``b`` (empty: no reason)."""
-    ka, kb = name_key(a), name_key(b)
+    (ka, va, sa), (kb, vb, sb) = _readings(a), _readings(b)
     ages = _age_words(age_a, age_b)
     if ka == kb:
         return [DuplicateReason(Reason.SAME_NAME, f"The same name, {b}{ages}.")]
-    va, vb = _visible(ka), _visible(kb)
     if va == vb and va:
         hidden = sorted({ch for ch in ka + kb if unicodedata.category(ch) == "Cf"})
         words = ", ".join(f"U+{ord(ch):04X}" for ch in hidden)
@@ -331,7 +341,6 @@ def name_reasons(a: str, b: str, age_a: int | None, age_b: int | None) -> list[D
         ]
     if ages:
         return []
-    sa, sb = search_key(va), search_key(vb)
     if not sa or not sb:
         return []
     if sa == sb:
