@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rapidfuzz.distance import OSA
+from rapidfuzz.distance import OSA, Indel
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -278,6 +278,7 @@ def test_every_reason_code_found_through_the_index(database: Database) -> None:
         ("Suni Tara", "Sunixtara"),  # the space typed as a letter
         ("Sunitara", "Suni Tara"),  # a space added
         ("Sunitar Ai", "Sunit Arai"),  # the space moved, no word kept
+        ("Susu Susu Rai", "Susususu Rai"),  # a word twice, the space between left out
         ("Sunita Rai", "Sunita Raai"),  # one word changed, the other kept
     ],
 )
@@ -437,3 +438,24 @@ def test_typo_neighbours_read_the_closest_words_first(
             assert [row[1].split()[0].casefold() for row in rows] == expected, rows
         found = [m.name for m in search_people(s, incident_id, q="sunitta")]
     assert found[:1] == ["Sunita Rai"], found
+
+
+@given(
+    word=st.text(alphabet=word_index.WORD_LETTERS, min_size=1, max_size=8),
+    at=st.integers(0, 8),
+    letter=st.sampled_from(word_index.WORD_LETTERS),
+)
+def test_variants_are_exactly_one_change_or_edit_away(word: str, at: int, letter: str) -> None:
+    """Every variant is one change (a letter left out or added) or one edit (also replaced
+    or two swapped) away, and every such string made from the word is among them."""
+    changes = set(word_index.one_change_variants(word))
+    edits = set(word_index.one_edit_variants(word))
+    assert all(Indel.distance(word, v) == 1 for v in changes)
+    assert all(OSA.distance(word, v) == 1 for v in edits)
+    at = min(at, len(word))
+    made = {word[:at] + letter + word[at:], word[:at] + word[at + 1 :]} - {word, ""}
+    assert made <= changes <= edits
+    if at + 1 < len(word) and word[at] != word[at + 1]:
+        assert word[:at] + word[at + 1] + word[at] + word[at + 2 :] in edits
+    if at < len(word) and word[at] != letter:
+        assert word[:at] + letter + word[at + 1 :] in edits

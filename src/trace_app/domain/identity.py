@@ -381,8 +381,8 @@ def _blocked(session: Session, person: Person) -> set[str]:
 
     - the people whose words may make a close spelling of the line within
       ``_most_changes`` of it: for each word of the line, the word itself or one that
-      may stand for it (:func:`_close_word_groups`: one edit away, a piece of it, joined
-      with a neighbour, the space moved), each costing what it takes, a word missing
+      may stand for it (:func:`_close_word_groups`: a letter left out or added, a piece
+      of it, joined with a neighbour, the space moved), each costing what it takes, a word missing
       costing more, the cost of all within the changes allowed; those holding the most
       first, at most ``SAME_KEY_LIMIT``. Every same-name, invisible-character,
       look-alike and transliteration pair has the same key, so holds every word.
@@ -410,19 +410,20 @@ def _blocked(session: Session, person: Person) -> set[str]:
             )
             found.update(row[0] for row in connection.execute(query.limit(SAME_KEY_LIMIT)))
             continue
-        words = list(dict.fromkeys(line.split()))
-        if len(words) == 1:
+        words = line.split()
+        distinct = list(dict.fromkeys(words))
+        if len(distinct) == 1:
             found.update(
                 word_index.people_holding_groups(
-                    connection, incident_id, [{words[0]: 1}], 1, SAME_KEY_LIMIT
+                    connection, incident_id, [{distinct[0]: 1}], 1, SAME_KEY_LIMIT
                 )
             )
-            found.update(_one_word_neighbours(connection, base, incident_id, words[0]))
+            found.update(_one_word_neighbours(connection, base, incident_id, distinct[0]))
             continue
         changes = _most_changes(len(line))
         groups = _close_word_groups(connection, incident_id, words, changes)
         # a word not held costs 3 half-changes (see _close_word_groups), within 2 * changes
-        at_least = _MISSING * len(words) - 2 * changes
+        at_least = _MISSING * len(distinct) - 2 * changes
         found.update(
             word_index.people_holding_groups(
                 connection, incident_id, groups, at_least, SAME_KEY_LIMIT
@@ -473,7 +474,7 @@ _KEPT, _JOINED, _CHANGED, _MISSING = 0, 1, 2, 3
 def _close_word_groups(
     connection: Connection, incident_id: str, words: Sequence[str], changes: int
 ) -> list[dict[str, int]]:
-    """For each word of a name, the incident's words that may stand for it in a close
+    """For each distinct word of a name, the incident's words that may stand for it in a close
     spelling, with what holding them is worth (``_MISSING`` less the changes they cost,
     in half-changes): the word itself (0); a word joining it with its neighbours, as
     written (the space left out: one change for two words, 1 each); a word one change
@@ -484,32 +485,38 @@ def _close_word_groups(
     added), or one of its own and one shared with its neighbour at a space. When every
     word of the name may have taken two changes, each word's ``NEAR_WORD_LIMIT``
     nearest words by trigrams are worth 2 too."""
-    pairs = [a + b for a, b in itertools.pairwise(words)]
-    threes = [a + b + c for a, b, c in zip(words, words[1:], words[2:], strict=False)]
-    costs: list[dict[str, int]] = []
-    for at, word in enumerate(words):
-        cost = dict.fromkeys({*one_change_variants(word), *_halves(word)}, _CHANGED)
-        for joined in pairs[max(0, at - 1) : at + 1]:
-            cost.update(dict.fromkeys(one_change_variants(joined), _CHANGED))
-        if at > 0:
-            joined = pairs[at - 1]
-            cost.update(dict.fromkeys((joined[cut:] for cut in range(1, len(joined))), _CHANGED))
-        if at < len(pairs):
-            joined = pairs[at]
-            cost.update(dict.fromkeys((joined[:cut] for cut in range(1, len(joined))), _CHANGED))
-        for joined in [*pairs[max(0, at - 1) : at + 1], *threes[max(0, at - 2) : at + 1]]:
-            cost[joined] = _JOINED
-        cost[word] = _KEPT
-        costs.append(cost)
-    have = word_index.existing_words(connection, incident_id, set().union(*costs))
-    if 4 * len(words) <= 2 * changes:
-        for cost, word in zip(costs, words, strict=True):
+    # the joins come from the name as written (a word may come twice: "susu susu rai"),
+    # the groups are its distinct words
+    distinct = list(dict.fromkeys(words))
+    costs = {
+        word: dict.fromkeys({*one_change_variants(word), *_halves(word)}, _CHANGED)
+        for word in distinct
+    }
+    for a, b in itertools.pairwise(words):
+        joined = a + b
+        for word in (a, b):
+            costs[word].update(dict.fromkeys(one_change_variants(joined), _CHANGED))
+        costs[a].update(dict.fromkeys((joined[:cut] for cut in range(1, len(joined))), _CHANGED))
+        costs[b].update(dict.fromkeys((joined[cut:] for cut in range(1, len(joined))), _CHANGED))
+    for run in (2, 3):
+        for at in range(len(words) - run + 1):
+            joined = "".join(words[at : at + run])
+            for word in words[at : at + run]:
+                costs[word][joined] = _JOINED
+    for word in distinct:
+        costs[word][word] = _KEPT
+    have = word_index.existing_words(connection, incident_id, set().union(*costs.values()))
+    if 4 * len(distinct) <= 2 * changes:
+        for word, cost in costs.items():
             if len(word) >= name_index.TRIGRAM:
                 near = word_index.near_words(connection, incident_id, word, NEAR_WORD_LIMIT)
                 have.update(near)
                 for other in near:
                     cost.setdefault(other, _CHANGED)
-    return [{w: _MISSING - c for w, c in cost.items() if w in have or c == _KEPT} for cost in costs]
+    return [
+        {w: _MISSING - c for w, c in cost.items() if w in have or c == _KEPT}
+        for cost in costs.values()
+    ]
 
 
 def duplicate_candidates(
