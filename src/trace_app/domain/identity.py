@@ -413,11 +413,8 @@ def _blocked(session: Session, person: Person) -> set[str]:
         words = line.split()
         distinct = list(dict.fromkeys(words))
         if len(distinct) == 1:
-            found.update(
-                word_index.people_holding_groups(
-                    connection, incident_id, [{distinct[0]: 1}], 1, SAME_KEY_LIMIT
-                )
-            )
+            held = word_index.holding(base, incident_id, distinct, SAME_KEY_LIMIT)
+            found.update(row[0] for row in connection.execute(held))
             found.update(_one_word_neighbours(connection, base, incident_id, distinct[0]))
             continue
         changes = _most_changes(len(line))

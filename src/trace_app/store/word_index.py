@@ -256,17 +256,6 @@ def near_words(connection: Connection, incident_id: str, query: str, limit: int)
 WORD_LETTERS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-def one_edit_variants(word: str) -> list[str]:
-    """Every string one edit away from ``word`` over :data:`WORD_LETTERS`: a character
-    left out, added, replaced, or two neighbours swapped (about 70 per letter)."""
-    cuts = [(word[:at], word[at:]) for at in range(len(word) + 1)]
-    variants = [a + b[1:] for a, b in cuts if b]
-    variants += [a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1]
-    variants += [a + c + b[1:] for a, b in cuts if b for c in WORD_LETTERS if c != b[0]]
-    variants += [a + c + b for a, b in cuts for c in WORD_LETTERS]
-    return [v for v in dict.fromkeys(variants) if v and v != word]
-
-
 def one_change_variants(word: str) -> list[str]:
     """Every string one character left out of ``word`` or added to it (over
     :data:`WORD_LETTERS`): the single changes of the ``rapidfuzz`` ratio, in which a
@@ -277,10 +266,21 @@ def one_change_variants(word: str) -> list[str]:
     return [v for v in dict.fromkeys(variants) if v and v != word]
 
 
+def one_edit_variants(word: str) -> list[str]:
+    """Every string one edit away from ``word``: :func:`one_change_variants`, and a
+    character replaced or two neighbours swapped (about 70 per letter)."""
+    cuts = [(word[:at], word[at:]) for at in range(len(word) + 1)]
+    variants = one_change_variants(word)
+    variants += [a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1]
+    variants += [a + c + b[1:] for a, b in cuts if b for c in WORD_LETTERS if c != b[0]]
+    return [v for v in dict.fromkeys(variants) if v != word]
+
+
 def existing_words(connection: Connection, incident_id: str, strings: Iterable[str]) -> set[str]:
     """Those of ``strings`` that are words of the incident: one statement of exact lookups
-    in ``name_words``' primary key (for :func:`one_edit_variants`, which no trigram
-    measure finds reliably: a swap in a short word leaves it few trigrams in common)."""
+    in ``name_words``' primary key (for :func:`one_change_variants` and
+    :func:`one_edit_variants`, which no trigram measure finds reliably: a swap in a
+    short word leaves it few trigrams in common)."""
     wanted = {string for string in strings if string}
     if not wanted:
         return set()
