@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from accounts_helpers import TEST_OPERATOR, csrf, signed_in
 from fastapi.testclient import TestClient
+from sqlalchemy import func, select
 
 from trace_app.domain import duplicate_queue
 from trace_app.domain.duplicate_queue import duplicates_page, person_facts
@@ -210,6 +211,42 @@ def test_the_queue_page_and_api_show_pairs_and_take_a_decision(web: TestClient) 
     assert web.get(f"/api/incidents/{incident_id}/duplicates").json()["total"] == after["total"]
     assert web.get("/api/incidents/inc_nope/duplicates").status_code in (403, 404)
     assert web.get(f"/incidents/{incident_id}/duplicates?page=0").status_code == 422
+
+
+def test_an_incident_too_large_for_the_queue_is_told_so_and_not_compared(
+    web: TestClient, database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    incident_id = next(
+        i["id"]
+        for i in web.get("/api/incidents").json()["items"]
+        if i["name"] == "Flood Relief Demo"
+    )
+    _two_spellings(web, incident_id)
+    with database.sessions() as s:
+        total = s.scalar(
+            select(func.count()).select_from(Person).where(Person.incident_id == incident_id)
+        )
+    assert total is not None
+    compared: list[str] = []
+    monkeypatch.setattr(duplicate_queue, "MAX_QUEUE_PEOPLE", total - 1)
+    monkeypatch.setattr(duplicate_queue, "_compute_pairs", lambda _s, i: compared.append(i))
+    refused = web.get(f"/api/incidents/{incident_id}/duplicates")
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "too_many_people"
+    assert f"holds {total:,} people" in refused.json()["detail"]
+    page = web.get(f"/incidents/{incident_id}/duplicates")
+    assert page.status_code == 409
+    assert 'id="queue-too-large"' in page.text and 'class="pair"' not in page.text
+    assert compared == []
+    # each person's page still offers its look-alikes
+    found = web.get(f"/api/incidents/{incident_id}/people?q=Bishnu Shresta").json()["items"]
+    person = web.get(f"/api/people/{found[0]['id']}").json()
+    assert {d["name"] for d in person["possible_duplicates"]} >= {"Bishnu Shrestha"}
+    # at the bound itself the queue is listed
+    monkeypatch.setattr(duplicate_queue, "MAX_QUEUE_PEOPLE", total)
+    monkeypatch.setattr(duplicate_queue, "_compute_pairs", lambda _s, i: compared.append(i) or [])
+    assert web.get(f"/api/incidents/{incident_id}/duplicates").status_code == 200
+    assert compared == [incident_id]
 
 
 def test_the_person_panel_shows_what_to_compare(web: TestClient) -> None:

@@ -13,6 +13,9 @@ Finding the pairs compares every name of the incident with every other, in C
 least as alike as the loosest reason needs) name by name. That work is kept per incident and
 done again only when what it depends on changes (people, names, decisions: a cheap
 ``incident_version``); a page of the queue then reads only the facts of its own pairs.
+That first pass grows with the square of the people, so an incident of more than
+``MAX_QUEUE_PEOPLE`` has no queue (:class:`~trace_app.domain.errors.TooManyPeopleError`);
+its person pages still list each person's look-alikes.
 
 :func:`person_facts` gives the facts shown beside each name, here and in a person page's
 duplicate panel: age, latest status (the rule of
@@ -30,6 +33,7 @@ from rapidfuzz import fuzz, process
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from trace_app.domain.errors import TooManyPeopleError
 from trace_app.domain.identity import (
     CLOSE_SPELLING_SCORE,
     DuplicateReason,
@@ -52,6 +56,12 @@ from trace_app.store.models import (
 )
 
 DUPLICATES_PER_PAGE = 20
+# Finding the pairs compares every name of the incident with every other: about 1 s for
+# 10,000 people on the 2-core machine it was measured on, growing with the square of the
+# people (4 s at 20,000, hours at a million). Above this many people the queue is not
+# computed (TooManyPeopleError): a view would hold a server thread for minutes to hours.
+# Each person's page still lists that person's look-alikes, through the word index.
+MAX_QUEUE_PEOPLE = 20_000
 # rows of names compared with all the others in one cdist call (a block of floats)
 _BLOCK = 256
 # Every look-alike reason needs the two Latin readings (search keys) to be equal (same
@@ -249,8 +259,19 @@ def _compute_pairs(session: Session, incident_id: str) -> list[_QueuedPair]:
 
 def queued_pairs(session: Session, incident_id: str) -> list[_QueuedPair]:
     """Every pair of the queue, oldest first, computed again only when the incident's
-    :func:`incident_version` changed since the last time."""
+    :func:`incident_version` changed since the last time. Raises
+    :class:`TooManyPeopleError` for an incident of more than ``MAX_QUEUE_PEOPLE`` people."""
     version = incident_version(session, incident_id)
+    people = version[0]
+    if isinstance(people, int) and people > MAX_QUEUE_PEOPLE:
+        raise TooManyPeopleError(
+            f"This incident holds {people:,} people. The Duplicates queue compares every "
+            f"name with every other, which takes too long for more than "
+            f"{MAX_QUEUE_PEOPLE:,} people, so it is not listed here. Each person's page "
+            "lists that person's possible duplicates.",
+            people=people,
+            limit=MAX_QUEUE_PEOPLE,
+        )
     bind = session.get_bind()
     key = (str(bind.engine.url), incident_id)
     with _cache_lock:
@@ -269,7 +290,7 @@ def duplicates_page(
     session: Session, incident_id: str, *, offset: int = 0, limit: int = DUPLICATES_PER_PAGE
 ) -> Page[DuplicatePair]:
     """One page of the incident's Duplicates queue, oldest pair first, each side with its
-    :class:`PersonFacts`."""
+    :class:`PersonFacts`; :class:`TooManyPeopleError` as :func:`queued_pairs`."""
     limit = clamp_limit(limit, DUPLICATES_PER_PAGE)
     offset = max(0, offset)
     pairs = queued_pairs(session, incident_id)

@@ -8,6 +8,7 @@ TraceError
  +-- InvalidInputError     another request that cannot be carried out as given
  |    +-- BadCursorError       a list cursor (``after``) that is not one Trace wrote
  +-- AlertClosedError      closing an alert that is already closed
+ +-- TooManyPeopleError    an incident-wide list too large to compute at its size
 """
 
 from __future__ import annotations
@@ -56,3 +57,15 @@ class BadCursorError(InvalidInputError):
 
 class AlertClosedError(TraceError):
     code = "alert_closed"
+
+
+class TooManyPeopleError(TraceError):
+    """An incident holds more people than an incident-wide computation is offered for
+    (the Duplicates queue); ``people`` and ``limit`` say by how much."""
+
+    code = "too_many_people"
+
+    def __init__(self, message: str, *, people: int, limit: int) -> None:
+        super().__init__(message)
+        self.people = people
+        self.limit = limit

@@ -7,6 +7,10 @@
   the decision is :func:`trace_app.domain.links.decide_link`'s, audited as
   ``link.decide``).
 - ``GET /api/incidents/{id}/duplicates?offset=&limit=``: the same pairs as JSON.
+
+An incident of more than ``duplicate_queue.MAX_QUEUE_PEOPLE`` people has no queue: the
+page says so (409) and points to the person pages, the API answers 409
+``too_many_people``.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from trace_app.domain.duplicate_queue import (
     PersonFacts,
     duplicates_page,
 )
-from trace_app.domain.errors import InvalidInputError, NotFoundError
+from trace_app.domain.errors import InvalidInputError, NotFoundError, TooManyPeopleError
 from trace_app.domain.links import decide_link_and_commit
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.store.models import AlertState, ClaimStatus, LinkDecision, Person
@@ -100,7 +104,15 @@ class DuplicatePageOut(BaseModel):
 @api_router.get(
     "/incidents/{incident_id}/duplicates",
     response_model=DuplicatePageOut,
-    responses={404: {"model": ErrorOut, "description": "Unknown id"}},
+    responses={
+        404: {"model": ErrorOut, "description": "Unknown id"},
+        409: {
+            "model": ErrorOut,
+            "description": "The incident holds too many people for the queue "
+            "(code `too_many_people`); each person's look-alikes are on "
+            "`GET /api/people/{id}`",
+        },
+    },
 )
 def list_duplicates(
     incident_id: IncidentId,
@@ -117,7 +129,10 @@ def list_duplicates(
         queries.get_incident(session, incident_id)
     except NotFoundError as exc:
         return trace_error_response(404, exc)
-    page = duplicates_page(session, incident_id, offset=offset, limit=limit)
+    try:
+        page = duplicates_page(session, incident_id, offset=offset, limit=limit)
+    except TooManyPeopleError as exc:
+        return trace_error_response(409, exc)
     return DuplicatePageOut(
         items=[DuplicatePairOut.of(p) for p in page.items],
         total=page.total,
@@ -143,18 +158,17 @@ def duplicates(
         context = {"title": "No such page", "message": BAD_PAGE_MESSAGE}
         return render(request, "error.html", context, 422)
     limit = DUPLICATES_PER_PAGE
-    page = duplicates_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
-    return render(
-        request,
-        "duplicates.html",
-        {
-            "incident": incident,
-            "nav_incident": incident,
-            "page": page,
-            "decided": request.query_params.get("decided", ""),
-            "may_decide": principal.can(Permission.LINKS_WRITE, incident_id),
-        },
-    )
+    shown: dict[str, object] = {
+        "incident": incident,
+        "nav_incident": incident,
+        "decided": request.query_params.get("decided", ""),
+        "may_decide": principal.can(Permission.LINKS_WRITE, incident_id),
+    }
+    try:
+        page = duplicates_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
+    except TooManyPeopleError as exc:
+        return render(request, "duplicates.html", {**shown, "too_many": str(exc)}, 409)
+    return render(request, "duplicates.html", {**shown, "page": page})
 
 
 @page_router.post("/incidents/{incident_id}/duplicates/decisions")
