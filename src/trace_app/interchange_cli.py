@@ -11,10 +11,14 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from trace_app.cli_support import fail, operator, trace_settings
+
+if TYPE_CHECKING:
+    from trace_app.store.db import Database
 
 pfif_app = typer.Typer(help="PFIF 1.4 interchange (Person Finder).", no_args_is_help=True)
 import_app = typer.Typer(help="Import lists of people.", no_args_is_help=True)
@@ -74,6 +78,22 @@ def pfif_export(
     typer.echo(f"Wrote {output} ({size:,} bytes, PFIF {pfif_version}).")
 
 
+def _incident_id(db: Database, given: str) -> str:
+    """The id of the incident ``given`` names: an id, else an incident's exact name (as
+    ``trace incident list`` shows both). Neither: exit 2, nothing read from the file."""
+    from trace_app.domain.queries import find_incident_by_name
+    from trace_app.store.models import Incident
+
+    with db.sessions() as session:
+        if session.get(Incident, given) is not None:
+            return given
+        named = find_incident_by_name(session, given)
+    if named is None:
+        db.dispose()
+        fail(f"No incident with id or name {given!r} (trace incident list shows them).", 2)
+    return named.id
+
+
 def _run_import(
     kind: str, path: Path, incident_id: str, skip_invalid: bool, dry_run: bool, source: str = ""
 ) -> None:
@@ -88,14 +108,15 @@ def _run_import(
     from trace_app.store.db import Database
 
     settings = trace_settings()
-    request = import_runs.ImportRequest(
-        import_runs.ImportKind(kind), incident_id, source_name=source, skip_invalid=skip_invalid
-    )
     try:
         stream = path.open("rb")
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}", 2)
     db = Database.from_settings(settings)
+    incident_id = _incident_id(db, incident_id)
+    request = import_runs.ImportRequest(
+        import_runs.ImportKind(kind), incident_id, source_name=source, skip_invalid=skip_invalid
+    )
     by_line = kind == "csv"
     domain, max_bytes = settings.pfif_domain, settings.pfif_max_bytes
     try:
@@ -138,13 +159,14 @@ def _run_import(
         typer.echo("Dry run: nothing was saved. Run again without --dry-run to import.")
 
 
+INCIDENT_HELP = "The incident to import into: its id or its name (trace incident list)."
 DRY_RUN_HELP = "Only say what the import would do (the same code, rolled back); save nothing."
 
 
 @pfif_app.command("import")
 def pfif_import(
     file: Path = typer.Argument(..., help="A PFIF 1.1-1.4 document."),
-    incident: str = typer.Option(..., "--incident", help="The incident to import into."),
+    incident: str = typer.Option(..., "--incident", help=INCIDENT_HELP),
     skip_invalid: bool = typer.Option(
         False, "--skip-invalid", help="Keep the valid records; list the invalid ones by id."
     ),
@@ -158,7 +180,7 @@ def pfif_import(
 @import_app.command("csv")
 def csv_import(
     file: Path = typer.Argument(..., help="A shelter list (UTF-8 CSV with a header row)."),
-    incident: str = typer.Option(..., "--incident", help="The incident to import into."),
+    incident: str = typer.Option(..., "--incident", help=INCIDENT_HELP),
     source: str = typer.Option(..., "--source", help="The organisation the list comes from."),
     skip_invalid: bool = typer.Option(
         False, "--skip-invalid", help="Keep the valid rows; list the bad ones by line."

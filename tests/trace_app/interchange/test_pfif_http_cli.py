@@ -158,6 +158,16 @@ def test_cli_export_import_and_csv(cli_env: Path) -> None:
         ],
     )
     assert kept.exit_code == 0 and "people added: 1" in kept.output
+    # the incident by its name, as `trace incident list` shows it
+    by_name = runner.invoke(
+        trace_cli, ["import", "csv", str(shelter), "--incident", "B", "--source", "Camp 3"]
+    )
+    assert by_name.exit_code == 1 and "line 3: " in by_name.output
+    nowhere = runner.invoke(
+        trace_cli, ["import", "csv", str(shelter), "--incident", "Nowhere", "--source", "C"]
+    )
+    assert nowhere.exit_code == 2
+    assert "No incident with id or name 'Nowhere'" in nowhere.output
     unknown = runner.invoke(trace_cli, ["pfif", "export", "inc_nope", "-o", str(out)])
     assert unknown.exit_code == 2 and "No incident" in unknown.output
     assert len(person_finder_parse(out.read_bytes())[0]) == 2  # the old file is untouched
