@@ -25,9 +25,10 @@ def in_values(column: Any, values: Iterable[str]) -> ColumnElement[bool]:
     otherwise, which made each read of a 10,000-person import slower than the last (7 s
     in all).
 
-    On SQLite they go in as one JSON array parameter, read back by ``json_each``:
-    writing out (and parsing) the 800 strings of a name's one-change words took a
-    duplicates check 3 ms, and SQLite still looks each one up in the column's index.
+    On SQLite they go in as one JSON array parameter, read back by ``json_each``, and
+    SQLite still looks each one up in the column's index: writing out the 800 strings
+    of a name's one-letter changes was a sixth of a duplicates check's Python time
+    under a profiler (about 0.6 ms of its 18 ms at a million people).
     """
     return _InValues(column, sorted(set(values)))
 
