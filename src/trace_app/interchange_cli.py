@@ -9,7 +9,10 @@ imported because the file is not valid (every reason is printed, and the counts 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,6 +97,28 @@ def _incident_id(db: Database, given: str) -> str:
     return named.id
 
 
+@contextmanager
+def _import_progress(path: Path, unit: str) -> Iterator[Callable[[int], None] | None]:
+    """A progress line on stderr while an import runs (records read, time taken), or
+    ``None`` where stderr is not a terminal (a pipe or a log gets only the summary)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TextColumn("{task.completed:,} " + unit),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"Importing {path.name}", total=None)
+        yield lambda read: bar.update(task, completed=read)
+
+
 def _run_import(
     kind: str, path: Path, incident_id: str, skip_invalid: bool, dry_run: bool, source: str = ""
 ) -> None:
@@ -119,11 +144,22 @@ def _run_import(
     )
     by_line = kind == "csv"
     domain, max_bytes = settings.pfif_domain, settings.pfif_max_bytes
+    unit = "rows" if by_line else "records"
     try:
-        with stream, require_audit(db.sessions()) as session:
+        with (
+            stream,
+            require_audit(db.sessions()) as session,
+            _import_progress(path, unit) as progress,
+        ):
             if dry_run:
                 outcome = import_runs.dry_run(
-                    session, request, stream, actor=operator(), domain=domain, max_bytes=max_bytes
+                    session,
+                    request,
+                    stream,
+                    actor=operator(),
+                    domain=domain,
+                    max_bytes=max_bytes,
+                    progress=progress,
                 )
             else:
                 try:
@@ -134,6 +170,7 @@ def _run_import(
                         actor=operator(),
                         domain=domain,
                         max_bytes=max_bytes,
+                        progress=progress,
                     )
                     session.commit()
                 except BaseException:

@@ -26,6 +26,7 @@ from trace_app.domain.errors import TraceError
 from trace_app.domain.pfif_import import (
     ImportRefusedError,
     ImportSummary,
+    Progress,
     import_pfif,
     import_shelter_csv,
 )
@@ -102,9 +103,11 @@ def run_import(
     domain: str,
     max_bytes: int,
     actor: Actor,
+    progress: Progress | None = None,
 ) -> ImportSummary:
     """The import itself, in the caller's transaction (audited as ``pfif.import`` or
-    ``csv.import``); raises what the importer raises. The caller commits or rolls back."""
+    ``csv.import``); raises what the importer raises. The caller commits or rolls back.
+    ``progress`` is told how many records were read, chunk by chunk."""
     session.connection(execution_options=WRITE_TRANSACTION)  # SQLite: BEGIN IMMEDIATE
     if request.kind is ImportKind.PFIF:
         return import_pfif(
@@ -115,6 +118,7 @@ def run_import(
             max_bytes=max_bytes,
             skip_invalid=request.skip_invalid,
             actor=actor,
+            progress=progress,
         )
     return import_shelter_csv(
         session,
@@ -125,6 +129,7 @@ def run_import(
         max_bytes=max_bytes,
         skip_invalid=request.skip_invalid,
         actor=actor,
+        progress=progress,
     )
 
 
@@ -136,13 +141,20 @@ def dry_run(
     domain: str,
     max_bytes: int,
     actor: Actor,
+    progress: Progress | None = None,
 ) -> ImportOutcome:
     """What :func:`run_import` would do now, with nothing kept: the same code, rolled
     back. A file that cannot be read (``PfifError``), an unknown incident or a bad source
     name raise as they would for real."""
     try:
         summary = run_import(
-            session, request, stream, domain=domain, max_bytes=max_bytes, actor=actor
+            session,
+            request,
+            stream,
+            domain=domain,
+            max_bytes=max_bytes,
+            actor=actor,
+            progress=progress,
         )
     except ImportRefusedError as exc:
         return ImportOutcome(exc.summary, saved=False, refused=str(exc))

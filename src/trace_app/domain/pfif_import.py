@@ -27,7 +27,7 @@ commits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -66,6 +66,9 @@ from trace_app.store.types import new_id
 MAX_LISTED = 1000
 # Records read, checked against the database and published together.
 CHUNK = 500
+# Told, after each chunk and at the end, how many records (PFIF persons and top-level
+# notes; shelter-list rows) the import has read so far: a command's progress bar.
+Progress = Callable[[int], None]
 # Look-alikes are looked for among the first this many people an import adds (each look
 # compares with the whole incident); the People page shows them for everyone.
 MAX_LOOK_ALIKE_CHECKS = 200
@@ -566,18 +569,24 @@ def import_pfif(
     max_bytes: int = DEFAULT_MAX_BYTES,
     skip_invalid: bool = False,
     actor: Actor,
+    progress: Progress | None = None,
 ) -> ImportSummary:
     """Import a PFIF document into the incident (see the module docstring), audited as
     ``pfif.import`` (one row for the whole file, with its counts); the caller
     commits, or rolls back on any exception. Raises :class:`NotFoundError` for an
     unknown incident, :class:`ImportRefusedError` for invalid records without
-    ``skip_invalid``, and a ``PfifError`` for a document that cannot be read."""
+    ``skip_invalid``, and a ``PfifError`` for a document that cannot be read.
+    ``progress`` is told the records read after each chunk."""
     incident = session.get(Incident, incident_id)
     if incident is None:
         raise NotFoundError(f"No incident with id {incident_id!r}.")
     importer = _Importer(session, incident, domain)
+    read = 0
     for chunk in _chunks(read_pfif(source, max_bytes=max_bytes), CHUNK):
         importer.chunk(chunk)
+        read += len(chunk)
+        if progress is not None:
+            progress(read)
     importer.finish()
     if importer.summary.invalid_count and not skip_invalid:
         raise ImportRefusedError(importer.summary)
@@ -639,12 +648,14 @@ def import_shelter_csv(
     max_bytes: int = DEFAULT_MAX_BYTES,
     skip_invalid: bool = False,
     actor: Actor,
+    progress: Progress | None = None,
 ) -> ImportSummary:
     """Import a shelter list (CSV, columns in :mod:`trace_app.interchange.shelter_csv`;
     audited as ``csv.import``)
     as reports from ``source_name``, by the same rules as a PFIF import: each row is a
     person with one note, invalid rows are listed by line number (``index``), all or
-    nothing unless ``skip_invalid``; the same file twice adds nothing."""
+    nothing unless ``skip_invalid``; the same file twice adds nothing. ``progress`` is
+    told the rows read after each chunk."""
     incident = session.get(Incident, incident_id)
     if incident is None:
         raise NotFoundError(f"No incident with id {incident_id!r}.")
@@ -661,7 +672,9 @@ def import_shelter_csv(
     for column in rows.ignored_columns:
         importer.summary.skip("column", column, "not a column Trace reads; ignored")
     valid: list[RawRecord] = []
+    read = 0
     for raw, problems in rows.records:
+        read += 1
         # a row is one person and one note: refused whole, before anything is added
         reasons = [*problems, *_row_problems(importer, raw)]
         if reasons:
@@ -671,7 +684,11 @@ def import_shelter_csv(
         if len(valid) == CHUNK:
             importer.chunk(valid)
             valid = []
+            if progress is not None:
+                progress(read)
     importer.chunk(valid)
+    if progress is not None:
+        progress(read)
     if importer.summary.invalid_count and not skip_invalid:
         raise ImportRefusedError(importer.summary, unit="row")
     session.flush()

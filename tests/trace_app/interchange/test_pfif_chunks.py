@@ -6,16 +6,18 @@ and closed across chunk boundaries. Both backends."""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
+from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import select
 
 from trace_app.domain import pfif_import
 from trace_app.store.db import Database
 from trace_app.store.models import Alert, Person, Report
 
-from .conftest import counts, import_doc, new_incident, statuses
+from .conftest import DOMAIN, counts, import_doc, new_incident, statuses
 
 NS = "http://zesty.ca/pfif/1.4"
 
@@ -183,3 +185,38 @@ def test_quotes_in_record_ids_and_names_are_only_data(database: Database) -> Non
         (note_id, "already imported into this incident"),
     }
     assert counts(database, incident) == (1, 1, 1)
+
+
+def test_progress_counts_the_records_read_chunk_by_chunk(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pfif_import, "CHUNK", 2)
+    document = _document()
+    top_level = document.count(b"  <pfif:person>") + document.count(b"\n  <pfif:note>")
+    told: list[int] = []
+    with database.session() as s:
+        pfif_import.import_pfif(
+            s,
+            new_incident(database, "Progress"),
+            io.BytesIO(document),
+            domain=DOMAIN,
+            actor=TEST_OPERATOR,
+            progress=told.append,
+        )
+    assert told == sorted(told) and len(told) > 1
+    assert told[-1] == top_level
+    rows = "full_name,age\nAsha Rai,30\n,4\nBo Lama,x\nHari Lama,41\nMaya Gurung,52\n"
+    told.clear()
+    with database.session() as s:
+        pfif_import.import_shelter_csv(
+            s,
+            new_incident(database, "Progress CSV"),
+            io.BytesIO(rows.encode()),
+            source_name="Camp 2 Desk",
+            domain=DOMAIN,
+            skip_invalid=True,
+            actor=TEST_OPERATOR,
+            progress=told.append,
+        )
+    # every row read counts, the refused ones too; the last report is the whole list
+    assert told == sorted(told) and told[-1] == 5
