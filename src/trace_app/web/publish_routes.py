@@ -29,7 +29,7 @@ from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, format_local
 from trace_app.store.models import Incident, Person
 from trace_app.store.types import utc_now
 from trace_app.web.auth import authorize, needs, reporting_organization
-from trace_app.web.deps import get_session, render
+from trace_app.web.deps import get_session, open_session, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
 
 router = APIRouter(include_in_schema=False)
@@ -153,8 +153,9 @@ def _publish_form(
         )
         page.headers["Retry-After"] = str(refusal.retry_after_s)
         return page
-    incident = session.get(Incident, form.incident_id) if form.incident_id else None
-    zone = incident.time_zone if incident is not None else DEFAULT_TIME_ZONE
+    with open_session(request) as check:  # a short read: the publish's write starts clean
+        incident = check.get(Incident, form.incident_id) if form.incident_id else None
+        zone = incident.time_zone if incident is not None else DEFAULT_TIME_ZONE
     try:
         report = publish_and_commit(session, form.to_input(zone), actor=principal.actor)
     except (FormError, PublishError, NotFoundError) as exc:
