@@ -82,15 +82,15 @@ def pfif_export(
 
 
 def _incident_id(db: Database, given: str) -> str:
-    """The id of the incident ``given`` names: an id, else an incident's exact name (as
-    ``trace incident list`` shows both). Neither: exit 2, nothing read from the file."""
-    from trace_app.domain.queries import find_incident_by_name
+    """The id of the incident ``given`` names: an id, else an incident's name in any case
+    (as ``trace incident list`` shows both). Neither: exit 2, nothing read from the file."""
+    from trace_app.domain.incidents import incident_named
     from trace_app.store.models import Incident
 
     with db.sessions() as session:
         if session.get(Incident, given) is not None:
             return given
-        named = find_incident_by_name(session, given)
+        named = incident_named(session, given)
     if named is None:
         db.dispose()
         fail(f"No incident with id or name {given!r} (trace incident list shows them).", 2)

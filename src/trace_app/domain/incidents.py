@@ -30,6 +30,14 @@ def _has_control(text: str, allowed: str = "") -> bool:
     return any(unicodedata.category(ch) == "Cc" and ch not in allowed for ch in text)
 
 
+def incident_named(session: Session, name: str) -> Incident | None:
+    """The incident whose name is ``name`` in any case (names are unique that way)."""
+    # compared in Python: SQLite's lower() folds only ASCII letters, so "È" and "è" would
+    # pass a SQL check and then hit the unique index
+    wanted = clean_name(name).casefold()
+    return next((i for i in session.scalars(select(Incident)) if i.name.casefold() == wanted), None)
+
+
 def create_incident(
     session: Session,
     name: str,
@@ -56,11 +64,7 @@ def create_incident(
             f"A description is at most {MAX_DESCRIPTION_CHARACTERS:,} characters, "
             "with no control characters other than line breaks and tabs."
         )
-    # compared in Python: SQLite's lower() folds only ASCII letters, so "È" and "è" would
-    # pass a SQL check and then hit the unique index
-    wanted = display.casefold()
-    names = session.scalars(select(Incident.name))
-    if any(name.casefold() == wanted for name in names):
+    if incident_named(session, display) is not None:
         raise InvalidInputError(f"An incident named {display!r} already exists.")
     incident = Incident(
         id=new_id("inc"), name=display, description=text, created_at=utc_now(), time_zone=zone

@@ -119,10 +119,6 @@ def get_incident(session: Session, incident_id: str) -> Incident:
     return incident
 
 
-def find_incident_by_name(session: Session, name: str) -> Incident | None:
-    return session.scalars(select(Incident).where(Incident.name == name)).first()
-
-
 @dataclass(frozen=True, slots=True)
 class ClaimListing:
     """A claim as the People page shows it, with its source report's summary."""

@@ -158,9 +158,9 @@ def test_cli_export_import_and_csv(cli_env: Path) -> None:
         ],
     )
     assert kept.exit_code == 0 and "people added: 1" in kept.output
-    # the incident by its name, as `trace incident list` shows it
+    # the incident by its name, in any case, as `trace incident list` shows it
     by_name = runner.invoke(
-        trace_cli, ["import", "csv", str(shelter), "--incident", "B", "--source", "Camp 3"]
+        trace_cli, ["import", "csv", str(shelter), "--incident", "b", "--source", "Camp 3"]
     )
     assert by_name.exit_code == 1 and "line 3: " in by_name.output
     nowhere = runner.invoke(
