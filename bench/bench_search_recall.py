@@ -25,30 +25,17 @@ import time
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import OSA
 from sqlalchemy import select
 
 import many_people
 from bench_search_scale import database
-from trace_app.domain.search import search_key, search_people
+from trace_app.domain.search import one_typo_away, search_key, search_people
 from trace_app.store.models import Person
 
 SMALL = 10_000
 # partial_ratio of a name one typo away from a query of 5 letters or more is at least
 # 80 (one change in ten characters); the windows decide
 NARROW_SCORE = 80.0
-
-
-def one_typo_away(query: str, stored: str) -> bool:
-    """Whether a line of the stored key holds ``query`` with at most one typo."""
-    for line in stored.split("\n"):
-        if len(line) <= len(query) + 1 and OSA.distance(query, line) <= 1:
-            return True
-        for width in (len(query) - 1, len(query), len(query) + 1):
-            for at in range(len(line) - width + 1):
-                if OSA.distance(query, line[at : at + width]) <= 1:
-                    return True
-    return False
 
 
 @dataclass

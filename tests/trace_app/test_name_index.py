@@ -23,7 +23,7 @@ from trace_app.domain.identity import (
     match_or_create_person,
     name_reasons,
 )
-from trace_app.domain.search import rank, search_key, search_people
+from trace_app.domain.search import one_typo_away, rank, search_key, search_people
 from trace_app.store import name_index, word_index
 from trace_app.store.db import Database
 from trace_app.store.models import Incident, Person
@@ -165,19 +165,6 @@ def full_scan_duplicates(s: Session, person: Person) -> list[PossibleDuplicate]:
 
     found.sort(key=lambda item: (name_key(item[0]), item[1].person_id))
     return [d for _, d in found]
-
-
-def one_typo_away(query: str, stored: str) -> bool:
-    """Whether a line of the stored key holds the query with at most one typo (a letter
-    left out, added, replaced, or two swapped)."""
-    for line in stored.split("\n"):
-        if len(line) <= len(query) + 1 and OSA.distance(query, line) <= 1:
-            return True
-        for width in (len(query) - 1, len(query), len(query) + 1):
-            for at in range(len(line) - width + 1):
-                if OSA.distance(query, line[at : at + width]) <= 1:
-                    return True
-    return False
 
 
 @SETTINGS

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from anyascii import anyascii
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 from sqlalchemy import ScalarSelect, Select, exists, select
 from sqlalchemy.orm import Session
 
@@ -194,6 +195,23 @@ def candidates(
             return list(found.values())
     add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True))
     return list(found.values())
+
+
+def one_typo_away(query: str, stored: str) -> bool:
+    """Whether a line of the stored key ``stored`` holds the search key ``query`` with at
+    most one typo (a letter left out, added or replaced, or two neighbours swapped: the
+    optimal string alignment distance over every window of about its length). What a
+    search of 6 letters or more promises to return; the search never calls it (it
+    ranks with ``rapidfuzz``), the tests and ``bench/bench_search_recall.py`` check the
+    search against it."""
+    for line in stored.split("\n"):
+        if len(line) <= len(query) + 1 and OSA.distance(query, line) <= 1:
+            return True
+        for width in (len(query) - 1, len(query), len(query) + 1):
+            for at in range(len(line) - width + 1):
+                if OSA.distance(query, line[at : at + width]) <= 1:
+                    return True
+    return False
 
 
 def rank(query: str, rows: Sequence[Row]) -> list[Match]:
