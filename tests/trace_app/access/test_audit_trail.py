@@ -124,6 +124,7 @@ def _apply(session: Any, incident_id: str, kind: str, valid: bool) -> None:
             select(Person.id).where(Person.incident_id == incident_id).order_by(Person.id).limit(2)
         ).all()
         other = people[1] if valid else people[0]  # the same person twice is refused
+        session.rollback()  # only reads so far: the decision opens its own write transaction
         decide_link_and_commit(
             session, people[0], other, LinkDecision.DIFFERENT, "checked", actor=TEST_OPERATOR
         )

@@ -48,9 +48,9 @@ def test_a_pfif_1_3_export_passes_person_finders_validator(database: Database) -
         sunita = s.get(Report, story["sunita"])
         found = s.get(Report, other)
         assert sunita is not None and found is not None
-        decide_link_and_commit(
-            s, sunita.person_id, found.person_id, LinkDecision.SAME, "same", actor=TEST_OPERATOR
-        )
+        pair = (sunita.person_id, found.person_id)
+        s.rollback()  # only reads so far: the decision opens its own write transaction
+        decide_link_and_commit(s, *pair, LinkDecision.SAME, "same", actor=TEST_OPERATOR)
     document = _export(database, incident, "1.3")
     assert b'xmlns:pfif="http://zesty.ca/pfif/1.3"' in document
     assert b"<pfif:found>true</pfif:found>" in document  # the first-hand review
