@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ import typer
 from trace_app.cli_support import fail, operator, trace_settings
 
 if TYPE_CHECKING:
+    from trace_app.domain.pfif_import import Progress
     from trace_app.store.db import Database
 
 pfif_app = typer.Typer(help="PFIF 1.4 interchange (Person Finder).", no_args_is_help=True)
@@ -98,7 +99,7 @@ def _incident_id(db: Database, given: str) -> str:
 
 
 @contextmanager
-def _import_progress(path: Path, unit: str) -> Iterator[Callable[[int], None] | None]:
+def _import_progress(path: Path, unit: str) -> Iterator[Progress | None]:
     """A progress line on stderr while an import runs (records read, time taken), or
     ``None`` where stderr is not a terminal (a pipe or a log gets only the summary)."""
     if not sys.stderr.isatty():
