@@ -6,6 +6,7 @@ typos (Hypothesis). The full scan is the ranking (``rank``) and the reason rules
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -334,6 +335,24 @@ def test_candidates_are_bounded(
     assert found == ["Asha Lama 0", "Asha Lama 1", "Asha Lama 2"]
 
 
+def test_typo_neighbours_are_the_names_one_typo_away_not_the_best_ranked(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many names hold every piece of a several-word query, in another order, and rank
+    above the one name holding it with a typo by shared trigrams; with the bound below
+    their number, the typo is still found: the neighbours are the names the pieces'
+    patterns match, and the others are not read."""
+    from trace_app.domain import search
+
+    decoys = [Someone(f"Ita Sun Rai {i}", None, ()) for i in range(12)]
+    typo_name = "Sunitq Rai Bahadur Gurung Tamang"
+    incident_id = make_incident(database, [*decoys, Someone(typo_name, None, ())])
+    monkeypatch.setattr(search, "CANDIDATE_LIMIT", 5)
+    with database.sessions() as s:
+        found = [m.name for m in search_people(s, incident_id, q="sunita rai")]
+    assert found == [typo_name]
+
+
 def test_names_without_a_latin_reading_are_compared_with_each_other(database: Database) -> None:
     incident_id = make_incident(
         database,
@@ -446,3 +465,34 @@ def test_variants_are_exactly_one_change_or_edit_away(word: str, at: int, letter
         assert word[:at] + word[at + 1] + word[at] + word[at + 2 :] in edits
     if at < len(word) and word[at] != letter:
         assert word[:at] + letter + word[at + 1 :] in edits
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    """A LIKE pattern as a regular expression (search keys hold no regex characters)."""
+    return re.compile("".join(".*" if c == "%" else "." if c == "_" else c for c in pattern), re.S)
+
+
+KEY_TEXT = st.text(alphabet=word_index.WORD_LETTERS[-8:] + " ", min_size=name_index.PIECES_FROM)
+
+
+@given(
+    key=KEY_TEXT.map(lambda text: " ".join(text.split())).filter(
+        lambda key: len(key) >= name_index.PIECES_FROM
+    ),
+    data=st.data(),
+)
+def test_one_typo_patterns_match_every_line_one_typo_away(key: str, data: st.DataObject) -> None:
+    """The pieces' patterns, as LIKE patterns (SQLite) and as one regular expression
+    (PostgreSQL), match every key with a line holding the key or a typo of it (the
+    promise of a long search), and each holds a run the index can look up."""
+    patterns = name_index.one_typo_patterns(key)
+    assert all(p.runs() and all(run in p.head + p.tail for run in p.runs()) for p in patterns)
+    around = st.text(alphabet=word_index.WORD_LETTERS[-8:] + " ", max_size=4)
+    written = data.draw(around) + data.draw(typo(key)) + data.draw(around)
+    line = " ".join(written.split())
+    stored = data.draw(st.sampled_from([line, f"other name\n{line}", f"{line}\nother"]))
+    if one_typo_away(key, stored):
+        likes = [like for p in patterns for like in p.likes()]
+        assert any(_like(like).fullmatch(stored) for like in likes), (key, stored)
+        regex = re.compile("(" + "|".join(p.regex() for p in patterns) + ")", re.S)
+        assert regex.search(stored), (key, stored)

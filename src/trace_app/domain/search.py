@@ -157,8 +157,10 @@ def candidates(
 
     The typo neighbours of a one-word query shorter than ``name_index.LONG_QUERY`` are
     the people holding one of the incident's words nearest to it, closest words first
-    (:mod:`trace_app.store.word_index`), or, when no word is near, the keys nearest to it
-    by trigrams, as for a longer or several-word query (``name_index.neighbours``)."""
+    (:mod:`trace_app.store.word_index`). Otherwise, and when no word is near, they are
+    the keys ``name_index.neighbours`` finds: from ``name_index.PIECES_FROM`` characters
+    on, those matching a pattern that every name one typo away matches (pieces of the
+    query kept whole), for a shorter query the keys nearest to it by trigrams."""
     connection = session.connection()
     dialect = connection.dialect.name
     found: dict[str, Row] = {}

@@ -24,10 +24,13 @@ Queries (``key`` is always a search key: ``[0-9a-z ]`` only):
 - :func:`containing`: keys that hold ``key`` as a substring (3 characters or more);
 - :func:`starting_with`: keys whose first line starts with ``key`` (any length; a range
   scan of the ``(incident_id, search_key)`` index);
-- :func:`neighbours`: keys that share trigrams with ``key``, most similar first.
+- :func:`neighbours`: keys that share trigrams with ``key``, most similar first, or (a
+  search's typo neighbours) the keys :func:`one_typo_patterns` match.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from sqlalchemy import (
     ColumnElement,
@@ -59,8 +62,12 @@ _TRIGGERS = ("people_search_fts_ai", "people_search_fts_ad", "people_search_fts_
 # every name the ranking would keep (rapidfuzz 85 of 100) is among them.
 WORD_SIMILARITY_THRESHOLD = 0.3
 TRIGRAM = 3
-# A key this long finds its neighbours by pieces (see neighbours)
+# A one-word key this long finds its typo neighbours by pieces, a shorter one through the
+# incident's words (trace_app.domain.search.candidates)
 LONG_QUERY = 10
+# A key this long can be cut into the pieces of one_typo_patterns, each pattern with a run
+# of 3 characters or more for the index to look up
+PIECES_FROM = 6
 _PREFIX_CHARS = 200
 
 _fts = table(FTS_TABLE, column("rowid"), column("rank"))
@@ -222,13 +229,52 @@ def starting_with(query: Select[str, str, str], dialect: str, key: str) -> Selec
     return query.where(condition).order_by(Person.search_key)
 
 
-def pieces(key: str) -> list[list[str]]:
-    """Two ways of cutting ``key`` (:data:`LONG_QUERY` characters or more) into three
-    pieces of three characters or more, the second with each cut one character later. One
-    typo (a letter left out, added, replaced, or two swapped) breaks at most one piece of
-    one of them, so a name one typo away from ``key`` holds two pieces of that one."""
-    a, b = len(key) // 3, 2 * len(key) // 3
-    return [[key[:a], key[a:b], key[b:]], [key[: a + 1], key[a + 1 : b + 1], key[b + 1 :]]]
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """Keys holding ``head``, then ``fewest`` to ``most`` characters of any kind, then
+    ``tail`` (a whole string when ``most`` is 0 and ``tail`` is empty)."""
+
+    head: str
+    fewest: int = 0
+    most: int = 0
+    tail: str = ""
+
+    def likes(self) -> list[str]:
+        """The pattern as ``LIKE`` patterns, one per gap width (``_``: any one character)."""
+        return [f"%{self.head}{'_' * w}{self.tail}%" for w in range(self.fewest, self.most + 1)]
+
+    def regex(self) -> str:
+        """The pattern as a regular expression that finds it anywhere in a key (search
+        keys hold no character special to a regular expression)."""
+        gap = f".{{{self.fewest},{self.most}}}" if self.most else ""
+        return self.head + gap + self.tail
+
+    def runs(self) -> tuple[str, ...]:
+        """The runs of 3 characters or more that every key it matches holds."""
+        return tuple(run for run in (self.head, self.tail) if len(run) >= TRIGRAM)
+
+
+def one_typo_patterns(key: str) -> list[Pattern]:
+    """Patterns that, together, match every key with a line holding ``key``
+    (:data:`PIECES_FROM` characters or more) or holding it with one typo (a letter left
+    out, added, replaced, or two neighbours swapped), and few other keys.
+
+    ``key`` is cut into four pieces of about a quarter each. One typo inside a piece
+    leaves the other three whole: the last three (typo in the first), the first three
+    (typo in the last), or the pieces before and after the second or third, with as many
+    characters between them as that piece has, one fewer or one more. A swap across a
+    cut is one string. Every pattern holds a run of 3 characters or more, most of them
+    half the key or longer, for the index to look up."""
+    cuts = [0, len(key) // 4, len(key) // 2, 3 * len(key) // 4, len(key)]
+    wholes = [key[cuts[1] :], key[: cuts[3]]]
+    wholes += [key[: cut - 1] + key[cut] + key[cut - 1] + key[cut + 1 :] for cut in cuts[1:4]]
+    patterns = [Pattern(whole) for whole in dict.fromkeys(wholes)]
+    for piece in (1, 2):
+        size = cuts[piece + 1] - cuts[piece]
+        patterns.append(Pattern(key[: cuts[piece]], size - 1, size + 1, key[cuts[piece + 1] :]))
+    if not all(pattern.runs() for pattern in patterns):
+        raise ValueError(f"a key of {len(key)} characters is too short to be cut into pieces")
+    return patterns
 
 
 def neighbours(
@@ -246,31 +292,34 @@ def neighbours(
     on PostgreSQL; on SQLite the keys sharing a trigram, ranked by FTS5's ``bm25``. Both
     rank every key sharing a trigram or two, which grows with the incident.
 
-    ``one_typo`` (search) with a key of :data:`LONG_QUERY` characters or more: the keys
-    holding two pieces of one cut of :func:`pieces`, which holds every name one typo away
-    (a conjunction of substring tests the index answers without ranking the many keys
-    that share a trigram), names further away only by chance."""
+    ``one_typo`` (search) with a key of :data:`PIECES_FROM` characters or more: the keys
+    one of :func:`one_typo_patterns` matches, by person id: every name one typo away and
+    few others (the index finds the keys holding a pattern's runs, the patterns are
+    tested on those keys alone)."""
     postgres = connection.dialect.name == "postgresql"
-    if one_typo and len(key) >= LONG_QUERY:
-        pairs = [(cut[i], cut[j]) for cut in pieces(key) for i in range(3) for j in range(i + 1, 3)]
-        pairs = list(dict.fromkeys(pairs))
+    if one_typo and len(key) >= PIECES_FROM:
+        patterns = one_typo_patterns(key)
         if postgres:
-            held = or_(
-                *(
-                    and_(
-                        Person.search_key.contains(x, autoescape=True),
-                        Person.search_key.contains(y, autoescape=True),
-                    )
-                    for x, y in pairs
-                )
+            # one regular expression: one scan of the GIN index (a LIKE per pattern
+            # would scan it for each, the same runs again for each gap width)
+            alternatives = "|".join(pattern.regex() for pattern in patterns)
+            found = query.where(Person.search_key.regexp_match(f"({alternatives})"))
+        else:
+            # the FTS5 index finds the keys holding a pattern's runs, the LIKEs test those
+            runs = " OR ".join(
+                "(" + " AND ".join(f'"{run}"' for run in pattern.runs()) + ")"
+                for pattern in patterns
             )
-            return (
-                query.where(held)
-                .order_by(func.similarity(key, Person.search_key).desc(), Person.id)
-                .limit(limit)
+            likes = [Person.search_key.like(like) for p in patterns for like in p.likes()]
+            found = (
+                query.join(_fts, _fts.c.rowid == literal_column("people.rowid"))
+                .where(literal_column(FTS_TABLE).op("MATCH")(literal(runs)))
+                .where(or_(*likes))
             )
-        words = " OR ".join(f'("{x}" AND "{y}")' for x, y in pairs)
-    elif postgres:
+        # few keys pass, nearly all of them one typo away: no ranking (FTS5's bm25 costs
+        # more than the search), the order only makes the bound repeatable
+        return found.order_by(Person.id).limit(limit)
+    if postgres:
         connection.execute(
             text("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
             {"t": str(WORD_SIMILARITY_THRESHOLD)},
@@ -280,9 +329,8 @@ def neighbours(
             .order_by(func.word_similarity(key, Person.search_key).desc(), Person.id)
             .limit(limit)
         )
-    else:
-        grams = dict.fromkeys(key[i : i + TRIGRAM] for i in range(len(key) - TRIGRAM + 1))
-        words = " OR ".join(f'"{gram}"' for gram in grams)
+    grams = dict.fromkeys(key[i : i + TRIGRAM] for i in range(len(key) - TRIGRAM + 1))
+    words = " OR ".join(f'"{gram}"' for gram in grams)
     return (
         query.join(_fts, _fts.c.rowid == literal_column("people.rowid"))
         .where(literal_column(FTS_TABLE).op("MATCH")(literal(words)))
