@@ -265,7 +265,11 @@ def one_typo_patterns(key: str) -> list[Pattern]:
     characters between them as that piece has, one fewer or one more. A swap across a
     cut is one string. Every pattern holds a run of 3 characters or more, most of them
     half the key or longer, for the index to look up."""
-    cuts = [0, len(key) // 4, len(key) // 2, 3 * len(key) // 4, len(key)]
+    half = len(key) // 2
+    # the first piece at least a trigram long where the second keeps two characters: on
+    # PostgreSQL a run of two letters gives the index little to look up (10, 11 characters)
+    first = max(len(key) // 4, min(TRIGRAM, half - 2))
+    cuts = [0, first, half, 3 * len(key) // 4, len(key)]
     wholes = [key[cuts[1] :], key[: cuts[3]]]
     wholes += [key[: cut - 1] + key[cut] + key[cut - 1] + key[cut + 1 :] for cut in cuts[1:4]]
     patterns = [Pattern(whole) for whole in dict.fromkeys(wholes)]
