@@ -222,3 +222,35 @@ def test_saving_a_run_moves_its_reports_queue_place(database: Database, incident
     save(Status.NEEDS_REVIEW, -5, "fp-older")
     assert [i.run.id for i in queue(database, incident).items] == [newest]
     assert awaiting() == {newest} and completed != newest
+
+
+def test_recent_decisions_read_the_newest_index_range(tmp_path: Any) -> None:
+    """The Reviews page's "Recently decided" reads the incident's newest decisions from
+    the end of an index, not every decision of the incident sorted (20 ms for 10,000 on
+    SQLite before migration 0017)."""
+    from sqlalchemy import event
+
+    from trace_app.domain.reviews import recent_decisions
+    from trace_app.store.db import make_engine, migrate
+
+    database = Database(make_engine(f"sqlite:///{tmp_path / 'plan.db'}"))
+    migrate(database.engine)
+    with database.session() as s:
+        s.add(Incident(id="inc_plan", name="Plan"))
+    seen: list[tuple[str, Any]] = []
+
+    def keep(_c: Any, _cur: Any, statement: str, params: Any, _ctx: Any, _many: bool) -> None:
+        seen.append((statement, params))
+
+    event.listen(database.engine, "before_cursor_execute", keep)
+    with database.sessions() as s:
+        assert recent_decisions(s, "inc_plan") == []
+    event.remove(database.engine, "before_cursor_execute", keep)
+    statement, params = next((sql, p) for sql, p in seen if "review_decisions" in sql)
+    with database.engine.connect() as conn:
+        plan = " ".join(
+            str(row) for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", params)
+        )
+    database.dispose()
+    assert "ix_review_decisions_incident_newest" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan

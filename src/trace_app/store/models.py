@@ -363,12 +363,13 @@ class ReviewDecision(Base):
     __tablename__ = "review_decisions"
     __table_args__ = (
         UniqueConstraint("report_id", "sequence", name="uq_review_decisions_report_sequence"),
+        # the incident's newest decisions (the Reviews page's "Recently decided"): a range
+        # read backwards, not every decision of the incident sorted
+        Index("ix_review_decisions_incident_newest", "incident_id", "decided_at", "id"),
     )
 
     id: Mapped[str] = _id()
-    incident_id: Mapped[str] = mapped_column(
-        ForeignKey("incidents.id", ondelete="CASCADE"), index=True
-    )
+    incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"))
     report_id: Mapped[str] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"))
     run_id: Mapped[str] = mapped_column(
         ForeignKey("investigation_runs.id", ondelete="CASCADE"), index=True
