@@ -22,9 +22,17 @@ from trace_app.domain.identity import (
     add_alternate_names,
     duplicate_candidates,
     match_or_create_person,
+    may_be_alike,
     name_reasons,
+    reading_key,
 )
-from trace_app.domain.search import one_typo_away, rank, search_key, search_people
+from trace_app.domain.search import (
+    one_typo_away,
+    people_search_key,
+    rank,
+    search_key,
+    search_people,
+)
 from trace_app.store import name_index, word_index
 from trace_app.store.db import Database
 from trace_app.store.models import Incident, Person
@@ -225,6 +233,45 @@ def test_blocked_duplicates_match_the_full_scan(
         persons = list(s.scalars(select(Person).where(Person.incident_id == incident_id)))
         person = data.draw(st.sampled_from(sorted(persons, key=lambda p: p.id)))
         assert duplicate_candidates(s, person) == full_scan_duplicates(s, person)
+
+
+# ASCII names close to one another: few letters, spaces, punctuation, control characters
+ASCII_NAME = st.text(alphabet="anrs AN-.'\t\x1c", min_size=1, max_size=10)
+# any name on the other side: Latin, Cyrillic look-alikes, Devanagari, invisible characters
+ANY_NAME = st.text(alphabet="anrs AN\u0430\u0455\u0938\u0941\u200b\u00ad", max_size=10)
+AGES = st.one_of(st.none(), st.integers(0, 6))
+
+
+@settings(max_examples=3000, deadline=None, database=None)
+@given(
+    mine=st.one_of(ASCII_NAME, ANY_NAME),
+    theirs=st.lists(ASCII_NAME, min_size=1, max_size=3),
+    age_a=AGES,
+    age_b=AGES,
+)
+def test_a_person_in_ascii_with_a_reason_is_never_left_out_by_its_stored_key(
+    mine: str, theirs: list[str], age_a: int | None, age_b: int | None
+) -> None:
+    """``may_be_alike`` reads an ASCII person's stored key instead of each name's
+    readings: the two agree, and whenever the reason rules find a reason it keeps them."""
+    for name in theirs:
+        assert reading_key(name) == search_key(name)
+    reasons = [r for b in theirs for r in name_reasons(mine, b, age_a, age_b)]
+    kept = may_be_alike([reading_key(mine)], theirs, people_search_key(theirs))
+    assert kept or not reasons, (mine, theirs, reasons)
+
+
+def test_may_be_alike_leaves_out_only_ascii_people_far_from_every_name() -> None:
+    mine = [reading_key("Sunita Rai"), reading_key("Sunita Thapa")]
+    assert not may_be_alike(mine, ["Gopal Gurung"], people_search_key(["Gopal Gurung"]))
+    assert may_be_alike(mine, ["Sunitha Rai"], people_search_key(["Sunitha Rai"]))
+    # an alternate name close to one of mine keeps the person
+    both = ["Gopal Gurung", "Sunita Tapa"]
+    assert may_be_alike(mine, both, people_search_key(both))
+    # a name in another script goes to the rules, whatever its key
+    assert may_be_alike(mine, ["Гопал"], people_search_key(["Гопал"]))
+    # so does everyone when one of my names has no Latin reading
+    assert may_be_alike([*mine, ""], ["Gopal Gurung"], people_search_key(["Gopal Gurung"]))
 
 
 def test_every_reason_code_found_through_the_index(database: Database) -> None:

@@ -317,6 +317,12 @@ def _readings(name: str) -> tuple[str, str, str]:
     return key, visible, search_key(visible)
 
 
+def reading_key(name: str) -> str:
+    """The search key the reason rules compare for ``name``: that of its normalised form
+    without invisible characters (for a name in ASCII, ``search_key(name)`` itself)."""
+    return _readings(name)[2]
+
+
 def name_reasons(a: str, b: str, age_a: int | None, age_b: int | None) -> list[DuplicateReason]:
     """Why a person named ``a`` may be the person named ``b`` (empty: no reason)."""
     (ka, va, sa), (kb, vb, sb) = _readings(a), _readings(b)
@@ -521,27 +527,58 @@ def duplicate_candidates(
 ) -> list[PossibleDuplicate]:
     """The look-alikes of ``person`` in its incident (see the module docstring), leaving
     out ``excluded`` ids, in name order: the reason rules applied to the people that
-    :func:`_blocked` reads through the index, never to the whole incident."""
+    :func:`_blocked` reads through the index, never to the whole incident, and only to
+    those :func:`may_be_alike` keeps."""
     near = _blocked(session, person) - {person.id, *excluded}
     if not near:
         return []
     others = (
         session.connection()
-        .execute(select(Person.id, Person.name, Person.age).where(in_values(Person.id, near)))
+        .execute(
+            select(Person.id, Person.name, Person.age, Person.search_key).where(
+                in_values(Person.id, near)
+            )
+        )
         .all()
     )
     alternates = _alternates(session, [person.id, *(o[0] for o in others)])
     my_names = [person.name, *alternates.get(person.id, ())]
+    my_keys = [reading_key(name) for name in my_names]
     found: list[PossibleDuplicate] = []
-    for pid, name, age in sorted(others, key=lambda o: (name_key(o[1]), o[0])):
+    for pid, name, age, stored_key in others:
+        their_names = (name, *alternates.get(pid, ()))
+        if not may_be_alike(my_keys, their_names, stored_key):
+            continue
         reasons: dict[str, DuplicateReason] = {}
         for mine_name in my_names:
-            for theirs in (name, *alternates.get(pid, ())):
+            for theirs in their_names:
                 for reason in name_reasons(mine_name, theirs, person.age, age):
                     reasons.setdefault(reason.code, reason)
         if reasons:
             found.append(PossibleDuplicate(pid, name, tuple(reasons.values())))
-    return found
+    return sorted(found, key=lambda d: (name_key(d.name), d.person_id))
+
+
+def may_be_alike(my_keys: Sequence[str], their_names: Sequence[str], stored_key: str) -> bool:
+    """False only where :func:`name_reasons` finds no reason for any pair of names, read
+    from the stored search key rather than from each name's readings (a million-people
+    incident offers a person page 1,000 candidates, nearly all without a reason).
+
+    Every reason needs two names whose readings' search keys are equal (same name,
+    invisible or look-alike characters, transliteration) or at least
+    ``CLOSE_SPELLING_SCORE`` alike; an empty key (no Latin reading) can only meet
+    another one. For a name written in ASCII, its reading's key is its stored line
+    (``search_key`` of the name; tests/trace_app/test_name_index.py checks it), so an
+    ASCII-only person none of whose lines is that close to one of ``my_keys`` has no
+    reason. Anyone else goes to the rules. ``my_keys``: :func:`reading_key` of each of
+    the other person's names; ``stored_key``: ``people.search_key`` of ``their_names``."""
+    if not all(my_keys) or not all(name.isascii() for name in their_names):
+        return True
+    return any(
+        fuzz.ratio(mine, line) >= CLOSE_SPELLING_SCORE
+        for mine in my_keys
+        for line in stored_key.split("\n")
+    )
 
 
 def not_offered_ids(session: Session, person_id: str) -> set[str]:
