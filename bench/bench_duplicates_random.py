@@ -72,14 +72,12 @@ def main() -> None:
             without: list[float] = []
             for turn, person in enumerate(people):
                 assert person is not None
-                runs = [
-                    (use_check, *duplicates_cpu_ms(s, person, use_check))
-                    for use_check in (turn % 2 == 0, turn % 2 == 1)
-                ]
-                (_, _, first), (_, _, second) = runs
-                assert first == second, person.name
-                for use_check, ms, _ in runs:
+                order = (True, False) if turn % 2 == 0 else (False, True)
+                found: dict[bool, object] = {}
+                for use_check in order:
+                    ms, found[use_check] = duplicates_cpu_ms(s, person, use_check)
                     (with_check if use_check else without).append(ms)
+                assert found[True] == found[False], person.name
     a, b = statistics.median(with_check), statistics.median(without)
     print(
         f"{args.db}, {args.sample} people drawn from {args.people:,}: possible_duplicates "

@@ -574,11 +574,8 @@ def may_be_alike(my_keys: Sequence[str], their_names: Sequence[str], stored_key:
     the other person's names; ``stored_key``: ``people.search_key`` of ``their_names``."""
     if not all(my_keys) or not all(name.isascii() for name in their_names):
         return True
-    return any(
-        fuzz.ratio(mine, line) >= CLOSE_SPELLING_SCORE
-        for mine in my_keys
-        for line in stored_key.split("\n")
-    )
+    lines = stored_key.split("\n")
+    return any(fuzz.ratio(mine, line) >= CLOSE_SPELLING_SCORE for mine in my_keys for line in lines)
 
 
 def not_offered_ids(session: Session, person_id: str) -> set[str]:
