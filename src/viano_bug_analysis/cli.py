@@ -15,10 +15,17 @@ import typer
 
 from viano_bug_analysis import demo
 from viano_bug_analysis.analysis.command import interpret_command
-from viano_bug_analysis.cli_output import JsonOpt, emit, failures, identity, progress_bar
+from viano_bug_analysis.cli_output import (
+    JsonOpt,
+    TypedTyper,
+    emit,
+    failures,
+    identity,
+    progress_bar,
+)
 from viano_bug_analysis.intake.formats import FORMATS, IntakeFormat
 
-app = typer.Typer(help="Viano bug analysis.", no_args_is_help=True)
+app = TypedTyper(help="Viano bug analysis.", no_args_is_help=True)
 store_app = typer.Typer(help="Package stores.", no_args_is_help=True)
 import_app = typer.Typer(help="Write supplied packages from raw bug reports.", no_args_is_help=True)
 app.add_typer(store_app, name="store")

@@ -26,6 +26,7 @@ from pathlib import Path
 from modelgate.atomicfile import atomic_write
 from viano_bug_analysis.errors import IntakeError
 from viano_bug_analysis.intake.formats import FORMATS, parser_for
+from viano_bug_analysis.intake.raw import read_bounded
 from viano_bug_analysis.packages.format import Manifest, check_identity
 from viano_bug_analysis.packages.writer import PackageWriter
 
@@ -101,12 +102,7 @@ def import_file(
     check_identity(package_id, "package_id")
     if case_id is not None:
         check_identity(case_id, "case_id")
-    size = path.stat().st_size
-    if size > MAX_IMPORT_FILE_BYTES:
-        raise IntakeError(
-            f"{path} is larger than {MAX_IMPORT_FILE_BYTES} bytes", code="intake.too_large"
-        )
-    data = path.read_bytes()
+    data = read_bounded(path, MAX_IMPORT_FILE_BYTES)
     records = split_records(data, fmt)
     if not records:
         raise IntakeError(f"{path} holds no record", code="intake.empty")

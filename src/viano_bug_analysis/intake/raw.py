@@ -4,7 +4,9 @@ identity made of free text."""
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from viano_bug_analysis.errors import IntakeError
@@ -37,3 +39,25 @@ def safe_identity(text: str) -> str:
     """A store-safe identity from free text: ``[A-Za-z0-9._-]``, at most 128 chars."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-_") or "case"
     return cleaned[:128]
+
+
+READ_CHUNK = 1 << 20
+
+
+def read_bounded(path: Path, limit: int, *, code: str = "intake.too_large") -> bytes:
+    """The bytes of ``path``, counted while reading whatever kind of file it is (a
+    regular file, a FIFO, a device such as ``/dev/zero``): IntakeError
+    ``intake.too_large`` as soon as more than ``limit`` bytes came, so memory stays
+    bounded by ``limit``. A regular file larger than ``limit`` is refused before reading."""
+    with open(path, "rb", buffering=0) as f:
+        info = os.fstat(f.fileno())
+        if info.st_size > limit:
+            raise IntakeError(f"{path} is larger than {limit} bytes", code=code)
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := f.read(min(READ_CHUNK, limit + 1 - total)):
+            total += len(chunk)
+            if total > limit:
+                raise IntakeError(f"{path} yields more than {limit} bytes", code=code)
+            chunks.append(chunk)
+    return b"".join(chunks)

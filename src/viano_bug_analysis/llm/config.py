@@ -119,8 +119,10 @@ class GatewayConfig(BaseModel):
     def load(cls, path: str | Path) -> GatewayConfig:
         """Read and validate a TOML file. ``GatewayConfigError`` when it cannot be used."""
         source = Path(path)
+        from viano_bug_analysis.intake.raw import read_bounded
+
         try:
-            raw = source.read_bytes()
+            raw = read_bounded(source, MAX_CONFIG_BYTES, code="llm.config_too_large")
         except OSError as exc:
             raise GatewayConfigError(
                 f"cannot read gateway configuration {source}: {exc.strerror}",
@@ -171,6 +173,7 @@ class GatewayConfig(BaseModel):
         return fingerprint(data, "llm_config")
 
 
+MAX_CONFIG_BYTES = 1 << 20  # a gateway configuration is a few hundred bytes
 EMBEDDED_FILE = "embedded.toml"
 LOCAL_CONFIG = Path("config") / "llm.local.toml"
 

@@ -46,6 +46,14 @@ _REVISION_DIR_RE = re.compile(r"^analysis/revisions/(\d{4,})/")
 # Fixed timestamp for members this code writes: generation files are deterministic.
 ZIP_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 
+# The store's index keeps generations and revisions as SQLite INTEGERs (signed 64-bit).
+# A manifest may hold at most MAX_COUNT in either, so that generation N+1 and revision
+# R+1 still fit, and any integer anywhere in it must fit the index's range
+# (docs/decisions/0100-a-store-no-package-can-break.md).
+MAX_INDEX_INT = (1 << 63) - 1
+MAX_COUNT = 1 << 53  # also the largest integer a JSON reader keeps exactly
+MAX_MANIFEST_DEPTH = 64
+
 
 def revision_dir(revision: int) -> str:
     """``analysis/revisions/NNNN/`` for an analysis revision (1-based)."""
@@ -131,7 +139,59 @@ class Checkpoint:
 
 
 def _is_count(value: object, minimum: int = 0) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+    return isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= MAX_COUNT
+
+
+def check_json_values(obj: Any, what: str = "manifest.json") -> None:
+    """Refuse, with ``package.manifest_invalid``, a value the store could not index or
+    write back: an integer outside SQLite's signed 64-bit range, a float that is not
+    finite, a string that is not UTF-8 (a lone surrogate), or nesting deeper than
+    ``MAX_MANIFEST_DEPTH``. Checked before anything is written."""
+    stack: list[tuple[Any, int]] = [(obj, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_MANIFEST_DEPTH:
+            raise PackageError(f"{what} nests too deeply", code="package.manifest_invalid")
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int):
+            if not -MAX_INDEX_INT - 1 <= value <= MAX_INDEX_INT:
+                raise PackageError(
+                    f"{what} holds an integer outside the signed 64-bit range",
+                    code="package.manifest_invalid",
+                )
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise PackageError(
+                    f"{what} holds a number that is not finite", code="package.manifest_invalid"
+                )
+        elif isinstance(value, str):
+            _check_text(value, what)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                _check_text(str(key), what)
+                stack.append((item, depth + 1))
+        elif isinstance(value, list | tuple):
+            stack.extend((item, depth + 1) for item in value)
+
+
+def _check_text(value: str, what: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PackageError(
+            f"{what} holds a string that is not valid Unicode", code="package.manifest_invalid"
+        ) from None
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > 19:  # more digits than any signed 64-bit integer
+        raise ValueError("integer outside the signed 64-bit range")
+    return int(text)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 @dataclass(frozen=True)
@@ -210,10 +270,13 @@ class Manifest:
     @classmethod
     def from_bytes(cls, data: bytes) -> Manifest:
         try:
-            obj = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            obj = json.loads(
+                data.decode("utf-8"), parse_int=_parse_int, parse_constant=_no_constant
+            )
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
             raise PackageError(
-                f"manifest.json is not UTF-8 JSON: {exc}", code="package.manifest_invalid"
+                f"manifest.json is not UTF-8 JSON the store can index: {exc}",
+                code="package.manifest_invalid",
             ) from None
         return cls.from_json(obj)
 
@@ -222,6 +285,7 @@ class Manifest:
         bad = "package.manifest_invalid"
         if not isinstance(obj, dict):
             raise PackageError("manifest.json must hold a JSON object", code=bad)
+        check_json_values(obj)
         if obj.get("format", FORMAT_NAME) != FORMAT_NAME:
             raise PackageError(f"manifest format is not {FORMAT_NAME!r}", code=bad)
         version = obj.get("format_version")
@@ -235,9 +299,13 @@ class Manifest:
         generation = obj.get("package_generation")
         revision = obj.get("analysis_revision", 0)
         if not _is_count(generation, 1):
-            raise PackageError("package_generation must be an integer >= 1", code=bad)
+            raise PackageError(
+                f"package_generation must be an integer from 1 to {MAX_COUNT}", code=bad
+            )
         if not _is_count(revision):
-            raise PackageError("analysis_revision must be an integer >= 0", code=bad)
+            raise PackageError(
+                f"analysis_revision must be an integer from 0 to {MAX_COUNT}", code=bad
+            )
         phase = obj.get("phase", PHASE_SUPPLIED)
         if not isinstance(phase, str) or not _PHASE_RE.match(phase):
             raise PackageError(f"invalid phase {phase!r}", code=bad)
@@ -297,5 +365,9 @@ class PackageLimits:
     max_total_bytes: int = 4 << 30  # 4 GiB uncompressed in all
     max_compression_ratio: int = 500  # uncompressed / compressed, for members >= ratio_floor
     ratio_floor_bytes: int = 1 << 20  # small members may compress as well as they like
+    # the whole package: declared bytes in all may pass total_floor_bytes only up to
+    # max_package_ratio times the compressed bytes of its members
+    max_package_ratio: int = 100
+    total_floor_bytes: int = 64 << 20
     max_manifest_bytes: int = 4 << 20
     max_name_bytes: int = 1024

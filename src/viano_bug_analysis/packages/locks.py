@@ -19,7 +19,7 @@ import socket
 from pathlib import Path
 from types import TracebackType
 
-from viano_bug_analysis.errors import LockBusy
+from viano_bug_analysis.errors import LockBusy, StoreError
 
 _HOLDER: tuple[int, bytes] | None = None
 
@@ -49,7 +49,17 @@ class OperationLock:
         if self._fd is not None:
             raise LockBusy(f"{self.description} is already locked by this handle")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            # O_NOFOLLOW: a link planted in place of the lock file is refused, never
+            # followed (and its target never truncated)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise StoreError(
+                    f"lock file {self.path} is a symbolic link; a store never follows one",
+                    code="store.symlink",
+                ) from None
+            raise
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

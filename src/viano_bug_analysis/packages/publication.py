@@ -28,7 +28,7 @@ from types import TracebackType
 
 from modelgate.atomicfile import fsync_folder
 from viano_bug_analysis.errors import PackageError, StoreError
-from viano_bug_analysis.packages.format import Manifest
+from viano_bug_analysis.packages.format import MAX_COUNT, Manifest
 from viano_bug_analysis.packages.generations import (
     GenerationFiles,
     PackageGeneration,
@@ -126,6 +126,12 @@ class PackageOperation:
         manifest = writer.manifest
         if (manifest.case_id, manifest.package_id) != (self.case_id, self.package_id):
             raise PackageError("writer is for another package", code="package.identity_mismatch")
+        if max(manifest.package_generation, manifest.analysis_revision) > MAX_COUNT:
+            raise PackageError(
+                f"{self.case_id}/{self.package_id} has no generation or revision number left "
+                f"(at most {MAX_COUNT})",
+                code="package.counter_exhausted",
+            )
         generations = self.files.layout.generations(self.case_id, self.package_id)
         latest = generations[-1] if generations else 0
         if manifest.package_generation != latest + 1:

@@ -78,11 +78,21 @@ def _small_in_memory(path: str | Path | BinaryIO) -> str | Path | BinaryIO:
     """``path`` itself, or for a small file an in-memory copy of its bytes."""
     if not isinstance(path, str | Path):
         return path
-    with open(path, "rb", buffering=0) as f:
-        if os.fstat(f.fileno()).st_size > SMALL_PACKAGE_BYTES:
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; the check below refuses it
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise PackageError(
+            f"{path} is not a regular file (a device, a FIFO or a folder)",
+            code="package.not_regular_file",
+        )
+    os.set_blocking(fd, True)
+    with open(fd, "rb", buffering=0) as f:
+        if info.st_size > SMALL_PACKAGE_BYTES:
             return path  # large: zipfile streams it from the file
-        data = f.readall()
-    return io.BytesIO(data)
+        data = f.read(SMALL_PACKAGE_BYTES + 1)  # counted: a file may grow meanwhile
+    return path if len(data) > SMALL_PACKAGE_BYTES else io.BytesIO(data)
 
 
 def check_member_name(name: str, limits: PackageLimits) -> None:
@@ -156,6 +166,12 @@ class PackageReader:
             self._zip = zipfile.ZipFile(_small_in_memory(path), "r")
         except FileNotFoundError:
             raise PackageError(f"no such package file: {path}", code="package.not_found") from None
+        except UnicodeDecodeError as exc:
+            # a name flagged UTF-8 (bit 11) whose bytes are not UTF-8
+            raise PackageError(
+                f"a member name is flagged UTF-8 but is not: {exc}",
+                code="package.invalid_utf8_name",
+            ) from None
         except READ_ERRORS as exc:
             raise PackageError(f"not a readable ZIP file: {exc}", code="package.not_zip") from None
         try:
@@ -183,8 +199,17 @@ class PackageReader:
         seen: dict[str, zipfile.ZipInfo] = {}
         folded: set[str] = set()
         total = 0
+        archive_bytes = 0
         for info in infos:
             name = info.filename
+            if "\x00" in info.orig_filename:
+                # zipfile cuts a name at its first NUL: "original/a\0b" would pass as
+                # "original/a"
+                raise PackageError(
+                    f"member name {info.orig_filename!r} holds a NUL character",
+                    code="package.nul_in_name",
+                )
+            archive_bytes += info.compress_size
             if info.flag_bits & 0x800 == 0 and not name.isascii():
                 raise PackageError(
                     f"member name {name!r} is not marked UTF-8 (flag bit 11)",
@@ -224,6 +249,14 @@ class PackageReader:
                     code="package.total_too_large",
                 )
             seen[name] = info
+        if total > max(limits.total_floor_bytes, limits.max_package_ratio * archive_bytes):
+            # many members each under the per-member ratio floor can still inflate a
+            # small file into gigabytes: the whole package has a ratio bound too
+            raise PackageError(
+                f"members declare {total} bytes from {archive_bytes} compressed: the "
+                f"package's compression ratio exceeds {limits.max_package_ratio}",
+                code="package.compression_ratio",
+            )
         return seen
 
     # -- access -------------------------------------------------------------------------

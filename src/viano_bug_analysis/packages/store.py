@@ -23,7 +23,7 @@ from viano_bug_analysis.packages.generations import (
     file_sha256,
 )
 from viano_bug_analysis.packages.index import StoreIndex
-from viano_bug_analysis.packages.layout import StoreLayout
+from viano_bug_analysis.packages.layout import StoreLayout, read_store_file
 from viano_bug_analysis.packages.publication import CrashHook, CrashPoints, PackageOperation
 from viano_bug_analysis.packages.reader import CHUNK, PackageReader
 from viano_bug_analysis.packages.repair import repair_store
@@ -72,7 +72,7 @@ class PackageStore:
         marker = layout.marker
         if layout.root.exists() and not marker.exists() and any(layout.root.iterdir()):
             raise StoreError(f"{layout.root} is not empty and not a store", code="store.not_empty")
-        for folder in (layout.packages, layout.root / "locks", layout.quarantine):
+        for folder in (layout.packages, layout.locks, layout.quarantine):
             folder.mkdir(parents=True, exist_ok=True)
         if not marker.exists():
             with atomic_write(marker) as f:
@@ -87,14 +87,18 @@ class PackageStore:
         """Open an existing store; ``repair`` brings the index in line with the files."""
         marker = StoreLayout(Path(root)).marker
         try:
-            info = json.loads(marker.read_text(encoding="utf-8"))
+            info = json.loads(read_store_file(marker, 1 << 16).decode("utf-8"))
         except FileNotFoundError:
             raise StoreError(
                 f"{root} is not a store (run `viano store init`)", code="store.not_initialized"
             ) from None
         except (OSError, ValueError) as exc:
             raise StoreError(f"store marker unreadable: {exc}", code="store.corrupt") from None
-        if info.get("format") != STORE_FORMAT or info.get("version") != STORE_VERSION:
+        if (
+            not isinstance(info, dict)
+            or info.get("format") != STORE_FORMAT
+            or info.get("version") != STORE_VERSION
+        ):
             raise StoreError(f"unsupported store format {info!r}", code="store.unsupported")
         store = cls(Path(root), **kwargs)  # type: ignore[arg-type]
         store.index.create()
