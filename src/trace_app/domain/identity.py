@@ -394,7 +394,10 @@ def _blocked(session: Session, person: Person) -> set[str]:
       look-alike and transliteration pair has the same key, so holds every word.
     - for a one-word line, the holders of the word (at most ``SAME_KEY_LIMIT``), then of
       the words one edit away and of the ``NEAR_WORD_LIMIT`` words nearest to it by
-      trigrams, at most ``NEIGHBOUR_LIMIT`` (:func:`_one_word_neighbours`).
+      trigrams, at most ``NEIGHBOUR_LIMIT`` (:func:`_one_word_neighbours`). A line of one
+      word written twice or more ("li li", "susu susu") is read as several words: its
+      close spellings may join them ("lili"), and a word missing costs a close spelling
+      at least three half-changes for each time it is written, so the bound above holds.
 
     A line shorter than a trigram finds the names that start with it (its close
     spellings are the same key: ``CLOSE_SPELLING_SCORE`` allows no edit under four
@@ -418,11 +421,13 @@ def _blocked(session: Session, person: Person) -> set[str]:
             continue
         words = line.split()
         distinct = list(dict.fromkeys(words))
-        if len(distinct) == 1:
-            held = word_index.holding(base, incident_id, distinct, SAME_KEY_LIMIT)
+        if len(words) == 1:
+            held = word_index.holding(base, incident_id, words, SAME_KEY_LIMIT)
             found.update(row[0] for row in connection.execute(held))
-            found.update(_one_word_neighbours(connection, base, incident_id, distinct[0]))
+            found.update(_one_word_neighbours(connection, base, incident_id, words[0]))
             continue
+        # several words, one of them maybe repeated ("li li"): by the words as written
+        # (their joins, "lili") and what each distinct word costs
         changes = _most_changes(len(line))
         groups = _close_word_groups(connection, incident_id, words, changes)
         # a word not held costs 3 half-changes (see _close_word_groups), within 2 * changes
@@ -447,10 +452,12 @@ def _most_changes(length: int) -> int:
 def _one_word_neighbours(
     connection: Connection, base: Select[str, str, str], incident_id: str, word: str
 ) -> list[str]:
-    """The holders of the incident's words one edit away from ``word``, then of the
-    ``NEAR_WORD_LIMIT`` words nearest to it by trigrams (two changes or more, a word
-    split in two), in that order, at most ``NEIGHBOUR_LIMIT``."""
-    away = word_index.existing_words(connection, incident_id, one_edit_variants(word))
+    """The holders of the incident's words one edit away from ``word`` or a piece of it
+    (the name split in two, "li li" for "lili": a piece too short for a trigram is
+    never near by trigrams), then of the ``NEAR_WORD_LIMIT`` words nearest to it by
+    trigrams (two changes or more), in that order, at most ``NEIGHBOUR_LIMIT``."""
+    strings = {*one_edit_variants(word), *_halves(word)}
+    away = word_index.existing_words(connection, incident_id, strings)
     near = [*sorted(away), *word_index.near_words(connection, incident_id, word, NEAR_WORD_LIMIT)]
     if not near:
         return []

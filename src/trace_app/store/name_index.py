@@ -38,6 +38,7 @@ from sqlalchemy import (
     Select,
     and_,
     column,
+    false,
     func,
     literal,
     literal_column,
@@ -48,6 +49,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError
 
 from trace_app.store.models import Person
+from trace_app.store.sql import fts5_any, fts5_query
 from trace_app.store.word_index import is_word_index_object
 
 FTS_TABLE = "people_search_fts"
@@ -203,9 +205,17 @@ def containing(query: Select[str, str, str], dialect: str, key: str) -> Select[s
     more) as a substring; index-served on both databases."""
     if dialect == "postgresql":
         return query.where(Person.search_key.contains(key, autoescape=True))
-    phrase = '"' + key + '"'
+    return _matching(query, fts5_query([[key]]))
+
+
+def _matching(query: Select[str, str, str], fts_query: str | None) -> Select[str, str, str]:
+    """``query`` (over ``people``, SQLite) narrowed to the rows the FTS5 table finds for
+    ``fts_query`` (built by :func:`trace_app.store.sql.fts5_query`, never from raw text);
+    no rows when there is no query to ask (a key with no trigram)."""
+    if fts_query is None:
+        return query.where(false())
     return query.join(_fts, _fts.c.rowid == literal_column("people.rowid")).where(
-        literal_column(FTS_TABLE).op("MATCH")(literal(phrase))
+        literal_column(FTS_TABLE).op("MATCH")(literal(fts_query))
     )
 
 
@@ -229,6 +239,21 @@ def starting_with(query: Select[str, str, str], dialect: str, key: str) -> Selec
     return query.where(condition).order_by(Person.search_key)
 
 
+LIKE_ESCAPE = "\\"
+
+
+def _like_literal(value: str) -> str:
+    """``value`` matched literally by ``LIKE ... ESCAPE '\\'``."""
+    return "".join(LIKE_ESCAPE + ch if ch in "%_\\" else ch for ch in value)
+
+
+def _regex_literal(value: str) -> str:
+    """``value`` matched literally by a PostgreSQL regular expression: every character
+    but letters, digits and spaces behind a backslash (an escaped non-alphanumeric
+    character is itself)."""
+    return "".join(ch if ch.isalnum() or ch == " " else "\\" + ch for ch in value)
+
+
 @dataclass(frozen=True, slots=True)
 class Pattern:
     """Keys holding ``head``, then ``fewest`` to ``most`` characters of any kind, then
@@ -240,14 +265,17 @@ class Pattern:
     tail: str = ""
 
     def likes(self) -> list[str]:
-        """The pattern as ``LIKE`` patterns, one per gap width (``_``: any one character)."""
-        return [f"%{self.head}{'_' * w}{self.tail}%" for w in range(self.fewest, self.most + 1)]
+        """The pattern as ``LIKE`` patterns (escape character :data:`LIKE_ESCAPE`), one
+        per gap width (``_``: any one character)."""
+        head, tail = _like_literal(self.head), _like_literal(self.tail)
+        return [f"%{head}{'_' * w}{tail}%" for w in range(self.fewest, self.most + 1)]
 
     def regex(self) -> str:
-        """The pattern as a regular expression that finds it anywhere in a key (search
-        keys hold no character special to a regular expression)."""
+        """The pattern as a regular expression that finds it anywhere in a key (a search
+        key holds no character special to a regular expression; any other character is
+        escaped all the same)."""
         gap = f".{{{self.fewest},{self.most}}}" if self.most else ""
-        return self.head + gap + self.tail
+        return _regex_literal(self.head) + gap + _regex_literal(self.tail)
 
     def runs(self) -> tuple[str, ...]:
         """The runs of 3 characters or more that every key it matches holds."""
@@ -310,16 +338,13 @@ def neighbours(
             found = query.where(Person.search_key.regexp_match(f"({alternatives})"))
         else:
             # the FTS5 index finds the keys holding a pattern's runs, the LIKEs test those
-            runs = " OR ".join(
-                "(" + " AND ".join(f'"{run}"' for run in pattern.runs()) + ")"
-                for pattern in patterns
-            )
-            likes = [Person.search_key.like(like) for p in patterns for like in p.likes()]
-            found = (
-                query.join(_fts, _fts.c.rowid == literal_column("people.rowid"))
-                .where(literal_column(FTS_TABLE).op("MATCH")(literal(runs)))
-                .where(or_(*likes))
-            )
+            runs = fts5_query(pattern.runs() for pattern in patterns)
+            likes = [
+                Person.search_key.like(like, escape=LIKE_ESCAPE)
+                for p in patterns
+                for like in p.likes()
+            ]
+            found = _matching(query, runs).where(or_(*likes))
         # few keys pass, nearly all of them one typo away: no ranking (FTS5's bm25 costs
         # more than the search), the order only makes the bound repeatable
         return found.order_by(Person.id).limit(limit)
@@ -333,11 +358,7 @@ def neighbours(
             .order_by(func.word_similarity(key, Person.search_key).desc(), Person.id)
             .limit(limit)
         )
-    grams = dict.fromkeys(key[i : i + TRIGRAM] for i in range(len(key) - TRIGRAM + 1))
-    words = " OR ".join(f'"{gram}"' for gram in grams)
-    return (
-        query.join(_fts, _fts.c.rowid == literal_column("people.rowid"))
-        .where(literal_column(FTS_TABLE).op("MATCH")(literal(words)))
-        .order_by(_fts.c.rank)
-        .limit(limit)
-    )
+    grams = fts5_any(key[i : i + TRIGRAM] for i in range(len(key) - TRIGRAM + 1))
+    if grams is None:
+        return query.where(false()).limit(limit)
+    return _matching(query, grams).order_by(_fts.c.rank).limit(limit)

@@ -103,3 +103,42 @@ def rare(condition: ColumnElement[bool]) -> ColumnElement[bool]:
     ``group_id IN (...)`` to match most of the table and scans it instead of using the
     index (7 ms at 10,000 people and growing, on every People page)."""
     return _Rare(condition)
+
+
+# ---- FTS5 full-text queries ----------------------------------------------------------
+# The trigram tables (``people_search_fts``, ``name_words_fts``) are asked with a
+# full-text query, a small language of its own: an empty query, a bare word with a quote
+# or a parenthesis, or ``AND`` written by a user is a syntax error (HTTP 500 on a person
+# page for a name like "Li Li", whose only word is shorter than a trigram, issue 38).
+# Every query sent to them is built here, from strings quoted as FTS5 strings, and a
+# query that would hold nothing is never built.
+
+FTS5_TRIGRAM = 3  # a trigram table finds no string shorter than this
+
+
+def fts5_string(value: str) -> str:
+    """``value`` as one FTS5 string (a phrase): in double quotes, each double quote
+    doubled. Whatever ``value`` holds, it is never read as FTS5 syntax."""
+    return '"' + value.replace('"', '""') + '"'
+
+
+def fts5_query(groups: Iterable[Iterable[str]]) -> str | None:
+    """An FTS5 query for the rows holding every string of at least one of ``groups``
+    (``("a" AND "b") OR ("c")``), or ``None`` when no group holds a string a trigram
+    table can look up: the caller then asks nothing (an empty query is a syntax error).
+
+    Strings shorter than :data:`FTS5_TRIGRAM` are left out of their group (a trigram
+    table matches no row with them); a group left empty is left out, so the query may
+    match fewer rows than the groups say, never more: callers test what it returns
+    (``LIKE``) or promise no more than the index finds."""
+    alternatives: list[str] = []
+    for group in groups:
+        strings = [fts5_string(s) for s in dict.fromkeys(group) if len(s) >= FTS5_TRIGRAM]
+        if strings:
+            alternatives.append("(" + " AND ".join(strings) + ")")
+    return " OR ".join(dict.fromkeys(alternatives)) or None
+
+
+def fts5_any(strings: Iterable[str]) -> str | None:
+    """An FTS5 query for the rows holding any of ``strings`` (:func:`fts5_query`)."""
+    return fts5_query([s] for s in strings)

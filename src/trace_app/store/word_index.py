@@ -47,7 +47,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from trace_app.store.models import Person
-from trace_app.store.sql import in_values
+from trace_app.store.sql import fts5_any, in_values
 
 PERSON_WORDS = "person_words"
 NAME_WORDS = "name_words"
@@ -221,7 +221,12 @@ def near_words(connection: Connection, incident_id: str, query: str, limit: int)
     """At most ``limit`` words of the incident's vocabulary most like the one-word search
     key ``query`` (3 characters or more), most similar first: ``pg_trgm`` word similarity
     (at least :data:`NEAR_WORD_THRESHOLD`) on PostgreSQL; on SQLite the words sharing a
-    trigram with it, ranked by FTS5's ``bm25``."""
+    trigram with it, ranked by FTS5's ``bm25``. A query shorter than a trigram has no
+    near words, on both databases (callers ask for its words by prefix,
+    :func:`words_starting`)."""
+    grams = fts5_any(query[i : i + _TRIGRAM] for i in range(len(query) - _TRIGRAM + 1))
+    if grams is None:
+        return []
     if connection.dialect.name == "postgresql":
         near = (
             select(name_words.c.word)
@@ -239,12 +244,11 @@ def near_words(connection: Connection, incident_id: str, query: str, limit: int)
         )
         return _words_without(connection, ("enable_seqscan",), near)
     else:
-        grams = dict.fromkeys(query[i : i + _TRIGRAM] for i in range(len(query) - _TRIGRAM + 1))
         near = (
             select(name_words.c.word)
             .select_from(name_words)
             .join(_name_words_fts, _name_words_fts.c.rowid == name_words.c.rowid)
-            .where(literal_column(NAME_WORDS_FTS).op("MATCH")(literal(_any_of(grams))))
+            .where(literal_column(NAME_WORDS_FTS).op("MATCH")(literal(grams)))
             .where(name_words.c.incident_id == incident_id)
             .order_by(_name_words_fts.c.rank, name_words.c.word)
             .limit(limit)
@@ -340,10 +344,6 @@ def words_starting(connection: Connection, incident_id: str, prefix: str, limit:
             break
         words.append(word)
     return words
-
-
-def _any_of(grams: Iterable[str]) -> str:
-    return " OR ".join(f'"{gram}"' for gram in grams)
 
 
 def holding(
