@@ -24,6 +24,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -114,7 +115,10 @@ def _fail(as_json: bool, ident: dict[str, Any], error: dict[str, Any], exit_code
         )
     else:
         _err.print(
-            f"[red]error[/red] [{error['code']}] {error['message']}", markup=True, highlight=False
+            "[red]error[/red] " + escape(f"[{error['code']}] {error['message']}"),
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
         )
     raise typer.Exit(exit_code)
 
