@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from trace_app.domain.dates import DateError, parse_datetime
 from trace_app.interchange.pfif import RawRecord
 from trace_app.store.models import ClaimStatus
 
@@ -78,11 +79,11 @@ def format_date(value: datetime) -> str:
 
 def parse_date(text: str) -> datetime:
     """A PFIF date (``YYYY-MM-DDThh:mm:ssZ``; fractions and offsets are accepted, a time
-    without a zone is UTC). Raises ValueError."""
-    value = datetime.fromisoformat(text.strip())
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    without a zone is UTC) in UTC, checked by the one date rule
+    (:func:`trace_app.domain.dates.parse_datetime`: within the years 2-9998 in UTC, so an
+    extreme offset such as ``0001-01-01T00:00:00+14:00`` is refused, not an overflow).
+    Raises :class:`~trace_app.domain.dates.DateError` (a ValueError)."""
+    return parse_datetime(text, naive_zone=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +145,8 @@ def _date(fields: dict[str, str], name: str, problems: list[str]) -> datetime | 
         return None
     try:
         return parse_date(text)
-    except ValueError:
-        problems.append(f"{name} {text[:40]!r} is not a date such as 2026-07-15T07:30:00Z")
+    except DateError as exc:
+        problems.append(f"{name} {str(exc).rstrip('.')}")
         return None
 
 

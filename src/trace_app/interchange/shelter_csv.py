@@ -18,6 +18,12 @@ column (any case)          meaning
 ``note_record_id``         optional; default ``<domain>/csv.<hash of the row's values>``
 ========================  =============================================================
 
+A ``source_date`` is checked as a PFIF note's is, by the one date rule
+(:func:`trace_app.domain.dates.parse_datetime` through
+:func:`~trace_app.interchange.pfif_mapping.parse_date`): any offset, a time without one is
+UTC, and it must fall within the years 2-9998 in UTC; a row outside that range (such as
+``0001-01-01T00:00:00+14:00``) is a bad row reported by its line, never an overflow.
+
 Other columns are ignored and named in :attr:`ShelterRows.ignored_columns`. The file
 must be UTF-8 (a byte order mark is allowed). Every row is numbered by the line it ends
 on, so a bad row is reported by that number.
