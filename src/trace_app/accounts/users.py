@@ -96,7 +96,7 @@ def create_user(
     """A new user with one membership (audited as ``user.create``)."""
     name = check_name(name)
     try:
-        password_hash = passwords.hash_password(password)
+        password_hash = passwords.hash_password(password, user_inputs=(name,))
     except passwords.PasswordRuleError as exc:
         raise AccountError(str(exc)) from None
     if find_user(session, name) is not None:
@@ -183,7 +183,7 @@ def set_password(
     """A new password; every session of the user ends but ``keep_session`` (the hash of
     the session that changed it). Audited as ``user.password`` (no secret in the row)."""
     try:
-        user.password_hash = passwords.hash_password(password)
+        user.password_hash = passwords.hash_password(password, user_inputs=(user.name,))
     except passwords.PasswordRuleError as exc:
         raise AccountError(str(exc)) from None
     user.password_changed_at = utc_now()
