@@ -212,14 +212,72 @@ _WISH = re.compile(
 
 
 def is_question(sentence: str) -> bool:
-    """A question: it ends with "?" or opens with a question or auxiliary word."""
+    """A question: it ends with "?", or opens with a question or auxiliary word and does
+    not end with a full stop or "!" ("Does not crash." and "Can be reopened." in an
+    Expected section state what is intended)."""
     text = sentence.strip()
-    return text.endswith("?") or _QUESTION_START.match(text.lower()) is not None
+    if text.endswith("?"):
+        return True
+    return not text.endswith((".", "!")) and _QUESTION_START.match(text.lower()) is not None
 
 
 def is_wish(sentence: str) -> bool:
     """A wish ("it would be nice if ...", "I'd like ..."), not a stated expectation."""
     return _WISH.search(sentence.lower()) is not None
+
+
+# A hedge: the writer is not sure of what they say ("I think it should reset", "maybe it
+# is meant to", "probably", "not sure"). Narrower than the hypothesis hints: "caused by"
+# or "looks like" speak of a cause, not of how sure one is of the intended behaviour.
+_HEDGE = re.compile(
+    r"\b(?:i think|i believe|i guess|i suppose|i assume|i'm not sure|i am not sure"
+    r"|not sure|unsure|not certain|i don't know|i do not know|i wonder|maybe|perhaps"
+    r"|probably|possibly|presumably|might|could be|afaik|iirc|if i'm not mistaken"
+    r"|i'd say)\b"
+)
+
+# How a sentence words an expectation (expectation_wording); one rule wherever the
+# sentence appears (docs/decisions/0102-a-hedged-expectation-is-never-stated.md).
+STATED = "stated"
+HEDGED = "hedged"
+NOT_STATED = "not_stated"
+
+
+def is_hedged(sentence: str) -> bool:
+    """A hedged sentence: "I think", "maybe", "probably", "not sure", "might" ..."""
+    return _HEDGE.search(sentence.lower()) is not None
+
+
+def expectation_wording(sentence: str) -> str:
+    """How ``sentence`` words what is intended, wherever it appears (free text or a
+    template's Expected section):
+
+    - ``NOT_STATED``: a question (:func:`is_question`) or a wish (:func:`is_wish`): it
+      asks what is intended or for a change, and states nothing;
+    - ``HEDGED``: the writer is unsure (:func:`is_hedged`): at most an implied
+      expectation, never a stated one;
+    - ``STATED``: anything else.
+
+    Free text gives implied expectations only (a sentence with an expectation word,
+    :func:`is_expectation`, worded ``STATED`` or ``HEDGED``); an Expected section is
+    stated when one of its sentences is ``STATED`` (:func:`section_wording`)."""
+    if is_question(sentence) or is_wish(sentence):
+        return NOT_STATED
+    if is_hedged(sentence):
+        return HEDGED
+    return STATED
+
+
+def section_wording(text: str) -> str:
+    """The wording of a template's Expected section: ``STATED`` when one of its sentences
+    is, else ``HEDGED`` when one is hedged, else ``NOT_STATED`` (only questions and
+    wishes). A section with no sentence of 8 characters is judged as one sentence."""
+    found = [s for s, _, _ in sentences(text)] or [text.strip()]
+    kinds = {expectation_wording(s) for s in found}
+    for kind in (STATED, HEDGED):
+        if kind in kinds:
+            return kind
+    return NOT_STATED
 
 
 def hypothesis_sentences(text: str) -> list[tuple[str, int, int]]:

@@ -50,15 +50,10 @@ ORIGIN_DERIVED = "derived"  # made by CaseBuilder (D, Q), not supplied data
 
 
 _AS_EXPECTED = re.compile(r"(?i)\bas (?:expected|intended)\b")
-_QUESTIONS_ONLY = "the expected-behaviour section holds only questions (an unfilled template)"
-
-
-def _only_questions(text: str) -> bool:
-    """Whether every sentence of ``text`` is a question: an expected-behaviour section
-    that still holds a template's questions ("Which versions are you using?") states
-    no intended behaviour."""
-    found = h.sentences(text)
-    return bool(found) and all(sentence.rstrip().endswith("?") for sentence, _, _ in found)
+_QUESTIONS_ONLY = (
+    "the expected-behaviour section holds only questions or wishes (an unfilled template, "
+    "or a reporter asking what is intended)"
+)
 
 
 def _system_provenance() -> dict[str, Any]:
@@ -180,11 +175,16 @@ class RecordSet:
             if item.text.strip().lower().strip(".") in _PLACEHOLDER_EXPECTATIONS:
                 self._empty_expected.append({"source": item.source})
                 continue
-            if _only_questions(item.text):
+            wording = h.section_wording(item.text)
+            if wording == h.NOT_STATED:
                 self._empty_expected.append({"source": item.source, "why": _QUESTIONS_ONLY})
                 continue
             extra = {"source_uri": item.extra["source_uri"]} if "source_uri" in item.extra else {}
-            self._text_record("E", item, {"explicit": True, **extra})
+            if wording == h.HEDGED:
+                # "It should be dark throughout, I think": what the reporter is unsure
+                # of is at most implied, as in free text (ADR 0102)
+                extra["hedged"] = True
+            self._text_record("E", item, {"explicit": wording == h.STATED, **extra})
         if not explicit:
             self._implicit_expectations(self._by_kind["B"], observations)
         for item in doc.reproductions:
@@ -223,7 +223,7 @@ class RecordSet:
             if rec["provenance"]["role"] != "reporter":
                 continue
             for sentence, start, end in h.expectation_sentences(rec["text"]):
-                if "[unread X" in sentence or h.is_question(sentence) or h.is_wish(sentence):
+                if "[unread X" in sentence or h.expectation_wording(sentence) == h.NOT_STATED:
                     # a question ("Should I add a test?", "Is this expected") asks about
                     # the intended behaviour and a wish ("it would be nice if ...") asks
                     # for a change; neither states what is intended

@@ -60,6 +60,23 @@ REPORTS = {
         "## Expected behavior\nN/A\n\n"
         "## Actual behavior\nThe program closes. It should not crash like this.\n"
     ),
+    # issue 39, item 6: the template's Expected section holds the same rule as free text
+    "template-hedged-question": (
+        "# Toolbar turns light\n\n"
+        "## Steps to reproduce\n1. Switch to the dark theme.\n2. Open a new window.\n\n"
+        "## Expected results\nIt should be dark throughout I think?\n\n"
+        "## Actual results\nThe toolbar of the new window is light.\n"
+    ),
+    "template-hedged": (
+        "# Counter keeps counting\n\n"
+        "## Expected behavior\nProbably it should reset at midnight, not sure.\n\n"
+        "## Actual behavior\nThe daily counter shows 143 on the morning after.\n"
+    ),
+    "template-wish": (
+        "# Sorting is lost\n\n"
+        "## Expected behavior\nIt would be nice if the table stayed sorted.\n\n"
+        "## Actual behavior\nAfter adding a row the table is no longer sorted.\n"
+    ),
 }
 STATED = (
     "# Reminder fires late\n\n"
