@@ -378,7 +378,11 @@ class CaseInterpreter:
             reader.close()
             progress("published the interpretation context")
         builder = self._builder()
-        request = builder.request(prepared, self.gateway.max_output_tokens)
+        request = builder.request(
+            prepared,
+            self.gateway.max_output_tokens,
+            distinct_ids=self.gateway.grammar_keeps_ids_distinct,
+        )
         key = AttemptKey(
             attempt_id=attempt_id,
             attempt_hash=attempt_hash(

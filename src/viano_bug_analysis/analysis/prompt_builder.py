@@ -92,11 +92,15 @@ class PreparedContext:
     context_sha256: str
     catalogue: Catalogue
 
-    def output_schema(self, max_output_tokens: int | None = None) -> dict[str, Any]:
+    def output_schema(
+        self, max_output_tokens: int | None = None, *, distinct_ids: bool = True
+    ) -> dict[str, Any]:
         """The output schema derived from this context's catalogue, bounded to fit
         ``max_output_tokens`` (``request_schema.derive_schema``; deterministic, a fresh
         object per call)."""
-        return derive_schema(self.catalogue, max_output_tokens=max_output_tokens)
+        return derive_schema(
+            self.catalogue, max_output_tokens=max_output_tokens, distinct_ids=distinct_ids
+        )
 
     def expected_behavior_status(self) -> dict[str, Any]:
         return dict(self.context["expected_behavior_status"])
@@ -259,14 +263,17 @@ class PromptBuilder:
             )
         return out
 
-    def request(self, prepared: PreparedContext, max_output_tokens: int) -> ModelRequest:
-        """The model request: the versioned system prompt, the context as data."""
+    def request(
+        self, prepared: PreparedContext, max_output_tokens: int, *, distinct_ids: bool = True
+    ) -> ModelRequest:
+        """The model request: the versioned system prompt, the context as data;
+        ``distinct_ids`` as in ``derive_schema``."""
         prompt = system_prompt()
         user = USER_PREAMBLE + prepared.context_bytes.decode("utf-8")
         return ModelRequest(
             messages=(Message("system", prompt.text), Message("user", user)),
             output_name=OUTPUT_NAME,
-            output_schema=prepared.output_schema(max_output_tokens),
+            output_schema=prepared.output_schema(max_output_tokens, distinct_ids=distinct_ids),
             prompt_version=prompt.version,
             temperature=0.0,
             max_output_tokens=max_output_tokens,

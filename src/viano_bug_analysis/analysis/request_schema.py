@@ -191,10 +191,19 @@ def _valid_ids(catalogue: Catalogue, pattern: str) -> list[str]:
 
 
 def derive_schema(
-    catalogue: Catalogue, rules: RuleTable = RULES, *, max_output_tokens: int | None = None
+    catalogue: Catalogue,
+    rules: RuleTable = RULES,
+    *,
+    max_output_tokens: int | None = None,
+    distinct_ids: bool = True,
 ) -> dict[str, Any]:
     """The JSON schema (Draft 2020-12) sent with a request for this catalogue, bounded
-    (``answer_bounds``) so that its largest answer fits ``max_output_tokens``."""
+    (``answer_bounds``) so that its largest answer fits ``max_output_tokens``.
+
+    ``distinct_ids=False`` says the provider's grammar cannot hold two ids of one list
+    apart (llama.cpp ignores ``uniqueItems``): a list whose statements need several
+    distinct ids (contradictions) is then left out (``maxItems: 0``), so the answer
+    space cannot hold what the validator would reject (ADR 0103)."""
     static = shipped_schema()
     build = _Builder(static, answer_bounds(max_output_tokens))
     # an ordered form is one exact tuple per length: a few lengths only
@@ -213,7 +222,7 @@ def derive_schema(
     for section in STATEMENT_LISTS:
         ref, allowed = cited(section)
         min_ids = max([r.count for r in rules.distinct if r.section == section], default=1)
-        if not ref or len(set(allowed)) < min_ids:
+        if not ref or len(set(allowed)) < min_ids or (min_ids > 1 and not distinct_ids):
             properties[section] = build.statements_list(build.statement(any_ref, 1, 1), high=0)
             continue
         item = build.statement(ref, len(allowed), min_ids)

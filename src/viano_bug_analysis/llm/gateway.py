@@ -40,7 +40,7 @@ from modelgate.gateway import Gateway, RetryPolicy
 from modelgate.ledger import CAP_MAX, JsonFileLedger, Ledger
 from modelgate.providers import Provider, build_provider
 from modelgate.recording import Recorder
-from modelgate.types import ModelRequest
+from modelgate.types import ModelRequest, StructuredOutput
 from viano_bug_analysis.llm.config import GatewayConfig
 
 Clock = Callable[[], datetime]
@@ -154,6 +154,18 @@ class LLMGateway:
     def max_output_tokens(self) -> int:
         values = [p.max_output_tokens for p in self.config.providers if p.max_output_tokens]
         return min(values) if values else 4096
+
+    @property
+    def grammar_keeps_ids_distinct(self) -> bool:
+        """Whether every provider may be sent lists that need distinct ids: False when one
+        constrains its answer with llama.cpp's grammar (``json_object_schema``), which
+        ignores ``uniqueItems``, so a small model can cite one id twice in a
+        contradiction. The request schema then leaves contradictions out (ADR 0103): a
+        stated capability of that provider, not a rule of the validator."""
+        return all(
+            getattr(p, "structured_output", None) != StructuredOutput.JSON_OBJECT_SCHEMA
+            for p in self.config.providers
+        )
 
     @property
     def context_window_tokens(self) -> int | None:
