@@ -24,6 +24,7 @@ from viano_bug_analysis.cli_output import (
     progress_bar,
 )
 from viano_bug_analysis.intake.formats import FORMATS, IntakeFormat
+from viano_bug_analysis.triage.command import triage_command
 
 app = TypedTyper(help="Viano bug analysis.", no_args_is_help=True)
 store_app = typer.Typer(help="Package stores.", no_args_is_help=True)
@@ -247,4 +248,5 @@ def export(
 
 
 app.command("interpret")(interpret_command)
+app.command("triage")(triage_command)
 demo.register(app)
