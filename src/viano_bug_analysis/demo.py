@@ -181,6 +181,7 @@ def eval_command(
     out: Path | None = typer.Option(None, "--out", help="Also write the figures as JSON here."),
 ) -> None:
     """Interpret a labelled set of bug reports with the configured model and count."""
+    from viano_bug_analysis.cli_output import progress_bar
     from viano_bug_analysis.evaluation import (
         VianoOutcome,
         load_cases,
@@ -192,11 +193,17 @@ def eval_command(
     from viano_bug_analysis.llm.config import resolve_config
     from viano_bug_analysis.llm.local_model import model_for
 
+    done: list[VianoOutcome] = []
+    bar: list[Any] = [None]  # the progress bar's update, while it shows
+
     def show(o: VianoOutcome) -> None:
+        done.append(o)
         typer.echo(
             f"  {o.id}: {o.status}, label {'GAP' if o.expected_gap else 'NO_GAP'}, "
             f"answer {o.label}, {sum(o.violations.values())} violations, {o.latency_s:.1f} s"
         )
+        if bar[0] is not None:
+            bar[0]("evaluate", len(done), len(loaded))
 
     try:
         loaded = load_cases(cases)
@@ -208,9 +215,14 @@ def eval_command(
                 def gateway(cfg: Any) -> Any:
                     return LLMGateway(cfg, endpoints=endpoint.endpoints)
 
-                report = run_evaluation(
-                    loaded, gateway_config, progress=show, gateway_factory=gateway
-                )
+                with progress_bar(True) as update:  # the same bar as `viano triage`, with ETA
+                    bar[0] = update
+                    if update is not None:
+                        update("evaluate", 0, len(loaded))
+                    report = run_evaluation(
+                        loaded, gateway_config, progress=show, gateway_factory=gateway
+                    )
+                    bar[0] = None
     except VianoError as exc:
         typer.echo(f"error {exc}", err=True)
         raise typer.Exit(1) from exc
