@@ -143,7 +143,17 @@ def test_an_error_outside_a_command_block_is_typed_too(
 
 
 _CODE = re.compile(r"""code(?:=| = )["']([a-z_]+\.[a-z_.]+)["']""")
-_FAMILIES = ("package.", "store.", "intake.", "case.", "llm.", "eval.", "limit.", "demo.")
+_FAMILIES = (
+    "package.",
+    "store.",
+    "intake.",
+    "case.",
+    "llm.",
+    "eval.",
+    "limit.",
+    "demo.",
+    "triage.",
+)
 
 
 def test_every_error_code_is_documented() -> None:
