@@ -50,8 +50,51 @@ def names(count: int, seed: int = 7) -> Iterator[str]:
     yield TARGET
 
 
-def rows(incident_id: str, count: int, seed: int = 7) -> Iterator[dict[str, object]]:
-    for i, name in enumerate(names(count, seed)):
+# Real lists repeat names (issue 43): a few first and family names hold most people. The
+# common-name corpus draws both from Zipf-like weights (the k-th most common 1/k as
+# likely) over Nepali, Arabic, Spanish and English names, the commonest first, so that
+# "Maya Gurung" is the commonest full name (about one person in 40: 7,500 of 300,000);
+# a third of the people carry a number that tells namesakes apart ("Maya Gurung 42"),
+# as registration lists do.
+FIRST_NAMES = (
+    "Maya Mohammad Maria Sita Ali Jose Ram Fatima John Ana Krishna Ahmed Juan Mary Gita "
+    "Omar Carmen David Laxmi Hassan Luis Sarah Bishnu Aisha Carlos James Sunita Youssef "
+    "Rosa Michael Hari Layla Pedro Elizabeth Kamala Ibrahim Lucia William Durga Khalid"
+).split()
+FAMILY_NAMES = (
+    "Gurung Ali Garcia Smith Tamang Hassan Rodriguez Johnson Shrestha Khan Lopez Brown "
+    "Thapa Ahmed Martinez Jones Magar Hussein Hernandez Williams Rai Ibrahim Gonzalez "
+    "Taylor Lama Abdullah Perez Davies Karki Mahmoud"
+).split()
+COMMONEST = "Maya Gurung"
+RARE = "Pemba Sherpa"  # held once (the last person but one): no word of the lists above
+
+
+def _zipf(count: int) -> list[float]:
+    return [1.0 / rank for rank in range(1, count + 1)]
+
+
+def common_names(count: int, seed: int = 7) -> Iterator[str]:
+    """``count`` names drawn as real lists look (see :data:`FIRST_NAMES`), then
+    :data:`RARE` and :data:`TARGET`."""
+    rng = random.Random(seed)
+    firsts = rng.choices(FIRST_NAMES, weights=_zipf(len(FIRST_NAMES)), k=max(0, count - 2))
+    families = rng.choices(FAMILY_NAMES, weights=_zipf(len(FAMILY_NAMES)), k=len(firsts))
+    for first, family in zip(firsts, families, strict=True):
+        number = rng.random() < 1 / 3
+        yield f"{first} {family} {rng.randint(1, 999)}" if number else f"{first} {family}"
+    if count >= 2:
+        yield RARE
+    yield TARGET
+
+
+CORPORA = {"syllables": names, "common": common_names}
+
+
+def rows(
+    incident_id: str, count: int, seed: int = 7, corpus: str = "syllables"
+) -> Iterator[dict[str, object]]:
+    for i, name in enumerate(CORPORA[corpus](count, seed)):
         yield {
             "id": new_id("per"),
             "incident_id": incident_id,
@@ -62,8 +105,18 @@ def rows(incident_id: str, count: int, seed: int = 7) -> Iterator[dict[str, obje
         }
 
 
-def fill(engine: Engine, count: int, seed: int = 7, incident_name: str = "") -> str:
-    """A new incident holding ``count`` generated people; returns its id."""
+def fill(
+    engine: Engine,
+    count: int,
+    seed: int = 7,
+    incident_name: str = "",
+    corpus: str = "syllables",
+    analyze: bool = True,
+) -> str:
+    """A new incident holding ``count`` generated people (names from ``corpus``:
+    ``syllables`` or ``common``, see :data:`CORPORA`); returns its id. ``analyze``
+    False leaves SQLite without statistics, as Trace leaves a deployment (it never runs
+    ``ANALYZE``; PostgreSQL's autovacuum gathers them, so they are gathered there)."""
     incident_id = new_id("inc")
     with engine.begin() as conn:
         conn.execute(
@@ -71,11 +124,11 @@ def fill(engine: Engine, count: int, seed: int = 7, incident_name: str = "") -> 
             [{"id": incident_id, "name": incident_name or f"Scale {count:,} {incident_id[-6:]}"}],
         )
     if engine.dialect.name == "postgresql":
-        _copy(engine, incident_id, count, seed)
+        _copy(engine, incident_id, count, seed, corpus)
     else:
         batch: list[dict[str, object]] = []
         with engine.begin() as conn:
-            for row in rows(incident_id, count, seed):
+            for row in rows(incident_id, count, seed, corpus):
                 batch.append(row)
                 if len(batch) == 20_000:
                     conn.execute(insert(Person.__table__), batch)  # type: ignore[arg-type]
@@ -89,20 +142,20 @@ def fill(engine: Engine, count: int, seed: int = 7, incident_name: str = "") -> 
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             for table_name in ("people", "person_words", "name_words"):
                 conn.execute(text(f"VACUUM (ANALYZE) {table_name}"))
-    else:
+    elif analyze:
         with engine.begin() as conn:
             conn.execute(text("ANALYZE"))
     return incident_id
 
 
-def _copy(engine: Engine, incident_id: str, count: int, seed: int) -> None:
+def _copy(engine: Engine, incident_id: str, count: int, seed: int, corpus: str) -> None:
     columns = ("id", "incident_id", "name", "name_key", "search_key", "age")
     raw = engine.raw_connection()
     try:
         cursor = raw.cursor()
         sql = f"COPY people ({', '.join(columns)}) FROM STDIN"
         with cursor.copy(sql) as copy:  # type: ignore[attr-defined]
-            for row in rows(incident_id, count, seed):
+            for row in rows(incident_id, count, seed, corpus):
                 copy.write_row([row[c] for c in columns])
         raw.commit()
     finally:

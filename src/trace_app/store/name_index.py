@@ -49,7 +49,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError
 
 from trace_app.store.models import Person
-from trace_app.store.sql import fts5_any, fts5_query
+from trace_app.store.sql import driving_join, fts5_any, fts5_query
 from trace_app.store.word_index import is_word_index_object
 
 FTS_TABLE = "people_search_fts"
@@ -214,7 +214,10 @@ def _matching(query: Select[str, str, str], fts_query: str | None) -> Select[str
     no rows when there is no query to ask (a key with no trigram)."""
     if fts_query is None:
         return query.where(false())
-    return query.join(_fts, _fts.c.rowid == literal_column("people.rowid")).where(
+    # the FTS5 table first: the people it finds are looked up by row id, and the
+    # statement stops at its LIMIT (sql.driving_join)
+    people = driving_join(_fts, Person.__table__, _fts.c.rowid == literal_column("people.rowid"))
+    return query.select_from(people).where(
         literal_column(FTS_TABLE).op("MATCH")(literal(fts_query))
     )
 
@@ -225,6 +228,16 @@ def without_key(query: Select[str, str, str], dialect: str) -> Select[str, str, 
     if dialect == "postgresql":
         return query.where(func.substr(Person.search_key, 1, _PREFIX_CHARS).collate("C") == "")
     return query.where(Person.search_key == "")
+
+
+def with_key(query: Select[str, str, str], dialect: str, key: str) -> Select[str, str, str]:
+    """``query`` narrowed to the people whose whole stored key is ``key`` (one name, or
+    names that all read the same): an equality on the :data:`PREFIX_INDEX` B-tree, read in
+    its order, so that a ``LIMIT`` ends it."""
+    if dialect == "postgresql":
+        prefix = func.substr(Person.search_key, 1, _PREFIX_CHARS).collate("C")
+        return query.where(prefix == key[:_PREFIX_CHARS], Person.search_key == key)
+    return query.where(Person.search_key == key)
 
 
 def starting_with(query: Select[str, str, str], dialect: str, key: str) -> Select[str, str, str]:

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import BindParameter, Boolean, ColumnElement, bindparam
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.expression import FromClause, Join
 from sqlalchemy.sql.visitors import InternalTraversal
 
 
@@ -142,3 +143,36 @@ def fts5_query(groups: Iterable[Iterable[str]]) -> str | None:
 def fts5_any(strings: Iterable[str]) -> str | None:
     """An FTS5 query for the rows holding any of ``strings`` (:func:`fts5_query`)."""
     return fts5_query([s] for s in strings)
+
+
+# ---- join order ----------------------------------------------------------------------
+
+
+class _DrivingJoin(Join):
+    """A join whose left side SQLite reads first (:func:`driving_join`)."""
+
+    inherit_cache = True
+
+
+@compiles(_DrivingJoin, "sqlite")
+def _driving_join_sqlite(element: _DrivingJoin, compiler: SQLCompiler, **kw: Any) -> str:
+    # SQLAlchemy's own join (it tells the statement's linter what is joined), its
+    # keyword changed: "left JOIN right ON ..." with left a table's name
+    left = compiler.process(
+        element.left, asfrom=True, **{k: v for k, v in kw.items() if k != "asfrom"}
+    )
+    joined: str = compiler.visit_join(element, **kw)  # type: ignore[no-untyped-call]
+    if not joined.startswith(left + " JOIN "):
+        raise ValueError(f"cannot make {joined!r} a CROSS JOIN")
+    return f"{left} CROSS JOIN {joined[len(left) + len(' JOIN ') :]}"
+
+
+def driving_join(left: FromClause, right: FromClause, onclause: Any) -> Join:
+    """``left JOIN right ON onclause``, with ``left`` read first on SQLite (``CROSS
+    JOIN``, an order SQLite's planner never changes); a plain join elsewhere.
+
+    For an FTS5 table joined to ``people`` (issue 43): without statistics (Trace never
+    runs ``ANALYZE``) SQLite read the incident's people through its index and asked the
+    FTS5 table once per person, 3.3 s for one search at 10,000 people; read from the
+    FTS5 table, the statement stops at its ``LIMIT``."""
+    return _DrivingJoin(left, right, onclause)

@@ -47,7 +47,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from trace_app.store.models import Person
-from trace_app.store.sql import fts5_any, in_values
+from trace_app.store.sql import driving_join, fts5_any, in_values
 
 PERSON_WORDS = "person_words"
 NAME_WORDS = "name_words"
@@ -244,10 +244,13 @@ def near_words(connection: Connection, incident_id: str, query: str, limit: int)
         )
         return _words_without(connection, ("enable_seqscan",), near)
     else:
+        # the FTS5 table first, each word it finds looked up by row id (sql.driving_join)
+        vocabulary = driving_join(
+            _name_words_fts, name_words, _name_words_fts.c.rowid == name_words.c.rowid
+        )
         near = (
             select(name_words.c.word)
-            .select_from(name_words)
-            .join(_name_words_fts, _name_words_fts.c.rowid == name_words.c.rowid)
+            .select_from(vocabulary)
             .where(literal_column(NAME_WORDS_FTS).op("MATCH")(literal(grams)))
             .where(name_words.c.incident_id == incident_id)
             .order_by(_name_words_fts.c.rank, name_words.c.word)
