@@ -32,9 +32,10 @@ demo: setup ## Run the main job on embedded defaults (SQLite, local model, no ke
 demo-viano: setup ## Import, build and interpret a real bug report with the local model
 	$(VENV)/bin/viano demo
 
-lint: setup ## ruff
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+lint: setup ## ruff, and the docs check (tools/check_docs.py: every name the docs cite exists)
+	$(VENV)/bin/ruff check src tests bench tools
+	$(VENV)/bin/ruff format --check src tests bench tools
+	$(PY) tools/check_docs.py
 
 typecheck: setup ## mypy (strict for modelgate)
 	$(VENV)/bin/mypy
@@ -48,9 +49,10 @@ PYTEST := $(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations
 pytest: setup browser ## pytest, in parallel on every core (PYTEST_WORKERS=0: serially)
 	$(PYTEST)
 
-test: setup browser ## Every check: ruff, mypy, pytest
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+test: setup browser ## Every check: ruff, the docs check, mypy, pytest
+	$(VENV)/bin/ruff check src tests bench tools
+	$(VENV)/bin/ruff format --check src tests bench tools
+	$(PY) tools/check_docs.py
 	$(VENV)/bin/mypy
 	$(PYTEST)
 
