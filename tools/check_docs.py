@@ -22,6 +22,9 @@ problem: ``file:line: what``) when one of them names something that does not exi
   are found by reading the source (ast), never by importing it; a dotted code that is no
   Python name (an error code such as ``package.corrupt``, an audit action such as
   ``user.create``) passes when it is a string in the source;
+- an **API route** (``POST /api/incidents/{id}/pfif?dry_run=true``, ``/api/me``): a route
+  of ``src/trace_app/web/`` with that method (read from the routers' decorators; path
+  parameters match whatever their names, the query is not checked);
 - an **environment variable** ``TRACE_*`` or ``VIANO_*``: a string in the source;
 - a **link** to a file (``[text](docs/trace.md#anchor)``): the file exists.
 
@@ -546,6 +549,54 @@ def is_command(span: str) -> bool:
     return first.startswith("python") and " bench/" in span
 
 
+# -- API routes -----------------------------------------------------------------------
+
+HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
+ROUTE = re.compile(r"(?:(GET|POST|PUT|DELETE|PATCH) )?(/api/\S*)")
+WEB = SRC / "trace_app" / "web"
+
+
+def _normal_route(path: str) -> str:
+    return re.sub(r"\{[^}]*\}", "{}", path.split("?", 1)[0]).rstrip("/") or "/"
+
+
+@cache
+def web_routes() -> frozenset[tuple[str, str]]:
+    """(METHOD, path) of every route the web package declares (``@router.post("/x")``;
+    a router's ``prefix=`` is put before its paths), path parameters as ``{}``."""
+    routes: set[tuple[str, str]] = set()
+    prefixes: set[str] = {""}
+    for path in sorted(WEB.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            for keyword in node.keywords:
+                if keyword.arg == "prefix" and isinstance(keyword.value, ast.Constant):
+                    prefixes.add(str(keyword.value.value))
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+            first = node.args[0] if node.args else None
+            if name.upper() in HTTP_METHODS and isinstance(first, ast.Constant):
+                if isinstance(first.value, str) and first.value.startswith("/"):
+                    routes.add((name.upper(), first.value))
+    return frozenset(
+        (method, _normal_route(prefix + path)) for method, path in routes for prefix in prefixes
+    )
+
+
+def check_route(span: str) -> str | None:
+    found = ROUTE.fullmatch(span.strip())
+    if found is None or PLACEHOLDER.search(found.group(2).split("?", 1)[0]):
+        return None
+    method, path = found.group(1), _normal_route(found.group(2))
+    paths = {p for _m, p in web_routes()}
+    if path not in paths:
+        return "no such API route in src/trace_app/web/"
+    if method and (method, path) not in web_routes():
+        return f"the route answers no {method}"
+    return None
+
+
 # -- the documents -------------------------------------------------------------------
 
 
@@ -580,6 +631,8 @@ def check_span(span: str, doc: Path) -> str | None:
         if option in searchable_text():
             return None
         return "no `trace` or `viano` command has this option, and nothing passes it"
+    if ROUTE.fullmatch(span):
+        return check_route(span)
     env = ENV_VAR.fullmatch(span.split("=", 1)[0])
     if env:
         return None if env.group(0) in searchable_text() else "no code reads this variable"

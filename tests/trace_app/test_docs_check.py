@@ -94,6 +94,11 @@ def test_a_right_command_passes(docs_check: ModuleType, line: str) -> None:
         ("TRACE_DEMO", False),
         ("TRACE_NO_SUCH_SETTING=1", True),
         ("make help", False),
+        ("POST /api/incidents/{id}/pfif?dry_run=true", False),
+        ("GET /api/incidents/{incident_id}/people?q=&status=", False),
+        ("/api/me", False),
+        ("GET /api/no/such/route", True),
+        ("DELETE /api/me", True),
     ],
 )
 def test_each_kind_of_name(docs_check: ModuleType, span: str, wrong: bool) -> None:
@@ -119,3 +124,21 @@ def test_the_allowlist_gives_a_reason_for_each_entry(docs_check: ModuleType) -> 
     for line in lines:
         doc, span, why = line.split(" | ", 2)
         assert (ROOT / doc).is_file() and span.startswith("`") and len(why) > 10, line
+
+
+def test_what_a_document_names_is_found(docs_check: ModuleType, tmp_path: Path) -> None:
+    doc = tmp_path / "x.md"
+    doc.write_text(
+        "Run `trace ledger` and see [the guide](guide.md).\n"
+        "```sh\ntrace pfif import FILE --incident ID  # a comment\n```\n"
+        "```\nsrc/trace_app/   the app\n```\n"
+        "```python\nfrom trace_app.domain import publish_report\n```\n",
+        encoding="utf-8",
+    )
+    assert list(docs_check.scan(doc)) == [
+        (1, "trace ledger", "code"),
+        (1, "guide.md", "link"),
+        (3, "trace pfif import FILE --incident ID  # a comment", "shell"),
+        (6, "src/trace_app/", "code"),
+        (9, "from trace_app.domain import publish_report", "python"),
+    ]
