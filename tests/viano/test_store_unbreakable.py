@@ -294,3 +294,16 @@ def test_a_device_or_fifo_is_no_package(store: PackageStore, tmp_path: Path) -> 
         with pytest.raises(PackageError) as info:
             store.add(path)
         assert info.value.code == "package.not_regular_file"
+
+
+def test_an_index_sqlite_cannot_open_is_rebuilt_from_the_files(
+    store: PackageStore, tmp_path: Path
+) -> None:
+    store.add(intake_package(tmp_path / "p.zip"))
+    (store.root / "index.sqlite").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        (store.root / f"index.sqlite{suffix}").unlink(missing_ok=True)
+    reopened = PackageStore.open(store.root)
+    assert reopened.current("demo-case", "supplied").generation == 1
+    notes = list((store.root / "quarantine").glob("index.sqlite.unreadable-*.json"))
+    assert json.loads(notes[0].read_text())["code"] == "store.index_unreadable"

@@ -10,7 +10,10 @@ answers queries, and adds and exports package files.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -101,10 +104,28 @@ class PackageStore:
         ):
             raise StoreError(f"unsupported store format {info!r}", code="store.unsupported")
         store = cls(Path(root), **kwargs)  # type: ignore[arg-type]
-        store.index.create()
+        try:
+            store.index.create()
+        except sqlite3.DatabaseError as exc:
+            # the index is a cache of the generation files (ADR 0020): one that SQLite
+            # cannot open is moved to quarantine/ and rebuilt by the repair below
+            store._quarantine_index(exc)
+            store.index.create()
         if repair:
             store.repair()
         return store
+
+    def _quarantine_index(self, exc: Exception) -> None:
+        index = self.layout.index
+        quarantine = self.layout.quarantine
+        quarantine.mkdir(exist_ok=True)
+        stamp = f"{time.time_ns()}"
+        for path in (index, *(index.with_name(index.name + s) for s in ("-wal", "-shm"))):
+            if os.path.lexists(path):
+                os.replace(path, quarantine / f"{path.name}.unreadable-{stamp}")
+        note = {"code": "store.index_unreadable", "message": str(exc)[:500], "file": index.name}
+        with atomic_write(quarantine / f"{index.name}.unreadable-{stamp}.json") as f:
+            f.write(json.dumps(note, sort_keys=True).encode() + b"\n")
 
     # -- queries ----------------------------------------------------------------------------
 
