@@ -87,11 +87,6 @@ class TriageReport:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Case:
-    row: TriageRow
-
-
 def _fail(row: TriageRow, exc: BaseException) -> TriageRow:
     if isinstance(exc, VianoError):
         row.error_code, row.message = exc.code, exc.message
