@@ -465,13 +465,27 @@ def _one_word_neighbours(
     (the name split in two, "li li" for "lili": a piece too short for a trigram is
     never near by trigrams), then of the ``NEAR_WORD_LIMIT`` words nearest to it by
     trigrams (two changes or more), in that order, at most ``NEIGHBOUR_LIMIT``."""
-    strings = {*one_edit_variants(word), *_halves(word)}
+    strings = {*one_edit_variants(word), *_halves(word), *_pieces(word, _most_changes(len(word)))}
     away = word_index.existing_words(connection, incident_id, strings)
     near = [*sorted(away), *word_index.near_words(connection, incident_id, word, NEAR_WORD_LIMIT)]
     if not near:
         return []
     held = word_index.holding(base, incident_id, list(dict.fromkeys(near)), NEIGHBOUR_LIMIT)
     return [row[0] for row in connection.execute(held)]
+
+
+def _pieces(word: str, changes: int) -> set[str]:
+    """The pieces of ``word`` that a name splitting it with up to ``changes`` spaces
+    holds whole: split into ``k + 1`` words, one of them has at least ``len / (k + 1)``
+    letters, so every piece at least ``len / (changes + 1)`` long ("111" and "and" of
+    "or111and" for "or 111 and", two spaces added)."""
+    shortest = max(1, -(-len(word) // (changes + 1)))
+    return {
+        word[start:end]
+        for start in range(len(word))
+        for end in range(start + shortest, len(word) + 1)
+        if end - start < len(word)
+    }
 
 
 def _halves(word: str) -> set[str]:
@@ -497,8 +511,9 @@ def _close_word_groups(
     spelling, with what holding them is worth (``_MISSING`` less the changes they cost,
     in half-changes): the word itself (0); a word joining it with its neighbours, as
     written (the space left out: one change for two words, 1 each); a word one change
-    away (a letter left out or added), a piece of it (a space added), a join one change
-    away (the space typed as a letter, or left out with a letter) or a piece of two
+    away (a letter left out or added), a piece of it (a space added), a join of two or
+    three words one change away (the space typed as a letter, or left out with a
+    letter) or a piece of two
     words joined (the space moved): 2 each. A word holding none of these took at least
     three half-changes: two of its own (a replaced letter, two swapped, two left out or
     added), or one of its own and one shared with its neighbour at a space. When every
@@ -517,6 +532,12 @@ def _close_word_groups(
             costs[word].update(dict.fromkeys(one_change_variants(joined), _CHANGED))
         costs[a].update(dict.fromkeys((joined[:cut] for cut in range(1, len(joined))), _CHANGED))
         costs[b].update(dict.fromkeys((joined[cut:] for cut in range(1, len(joined))), _CHANGED))
+    # three words joined with a letter left out or added ("111nearnear" for "111 near
+    # nearr": two spaces and a letter, three changes in a fourteen-letter name)
+    for trio in zip(words, words[1:], words[2:], strict=False):
+        for variant in one_change_variants("".join(trio)):
+            for word in trio:
+                costs[word].setdefault(variant, _CHANGED)
     for run in (2, 3):
         for at in range(len(words) - run + 1):
             joined = "".join(words[at : at + run])

@@ -26,15 +26,17 @@ listed in natural order.
 from __future__ import annotations
 
 import enum
+import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from anyascii import anyascii
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
-from sqlalchemy import ScalarSelect, Select, exists, select
+from sqlalchemy import ScalarSelect, Select, exists, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain.groups import collapse_to_groups
@@ -42,6 +44,7 @@ from trace_app.domain.queries import Page, PersonListing, clamp_limit, person_li
 from trace_app.domain.text import name_key
 from trace_app.store import name_index, word_index
 from trace_app.store.models import Alert, AlertState, Claim, Organization, Person, Report
+from trace_app.store.sql import in_values, rows_without_plans
 
 # A name scoring below this (0-100, rapidfuzz on search keys) is not a match.
 MIN_SCORE = 85.0
@@ -59,6 +62,9 @@ ENOUGH_AS_TYPED = 100
 # words nearest to it (word_index.near_words), the people holding them read closest word
 # first until CANDIDATE_LIMIT people are found.
 NEAR_WORD_LIMIT = 200
+# When the candidates fill CANDIDATE_LIMIT, the people whose key begins with the query are
+# counted through the index, up to this many (the total then reads "at least")
+COUNT_LIMIT = 5_000
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -92,6 +98,23 @@ class Match:
     person_id: str
     name: str
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    """:func:`search_results`: the matches (what :func:`search_people` returns) and how
+    many people match in all.
+
+    ``total`` is ``len(matches)`` when the candidates did not fill
+    :data:`CANDIDATE_LIMIT`: every match the index finds is listed. When they did, it
+    is the number of people whose key begins with the query as typed (each scores
+    100; :func:`count_starting`, with the filters, at most :data:`COUNT_LIMIT`), or
+    ``len(matches)`` when that is more, and ``at_least`` is True: names holding the
+    query further on and typo neighbours past the bound are not counted."""
+
+    matches: list[Match]
+    total: int
+    at_least: bool
 
 
 def _latest_status() -> ScalarSelect[str]:
@@ -165,8 +188,13 @@ def candidates(
     dialect = connection.dialect.name
     found: dict[str, Row] = {}
 
-    def add(select_rows: Select[str, str, str]) -> int:
-        rows = _rows(session, select_rows.limit(CANDIDATE_LIMIT - len(found)))
+    def add(select_rows: Select[str, str, str], index_only: bool = False) -> int:
+        limited = select_rows.limit(CANDIDATE_LIMIT - len(found))
+        if index_only:  # PostgreSQL: through the trigram index, whatever the planner guesses
+            read = rows_without_plans(connection, ("enable_seqscan", "enable_indexscan"), limited)
+            rows = [(row[0], row[1], row[2]) for row in read]
+        else:
+            rows = _rows(session, limited)
         for row in rows:
             found.setdefault(row[0], row)
         return len(rows)
@@ -180,7 +208,11 @@ def candidates(
             add(word_index.holding(base, incident_id, chunk, CANDIDATE_LIMIT - len(found)))
             at, size = at + size, size * 2
 
-    add(name_index.starting_with(base, dialect, query))
+    # the exact key first, read alone (its holders fill the bound for a common name),
+    # newest records first on SQLite; then the keys that begin with it
+    add(name_index.with_key(base, dialect, query, newest_first=True))
+    if len(found) < CANDIDATE_LIMIT:
+        add(name_index.starting_with(base, dialect, query).where(Person.search_key != query))
     if len(query) < name_index.TRIGRAM:
         # a surname or second name that begins with it ("ra": "Sita Rai")
         if len(found) < CANDIDATE_LIMIT:
@@ -195,8 +227,39 @@ def candidates(
         add_holding(near)  # closest words first
         if near:
             return list(found.values())
-    add(name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True))
+    if len(query) >= name_index.PIECES_FROM and _fill_from_key_order(session, base, query, found):
+        return list(found.values())
+    neighbours = name_index.neighbours(base, connection, query, CANDIDATE_LIMIT, one_typo=True)
+    add(neighbours, index_only=len(query) >= name_index.PIECES_FROM)
     return list(found.values())
+
+
+def _fill_from_key_order(
+    session: Session, base: Select[str, str, str], query: str, found: dict[str, Row]
+) -> bool:
+    """Fill ``found`` up to :data:`CANDIDATE_LIMIT` with the names beginning with the
+    first three quarters of ``query``, nearest to it in key order first
+    (``name_index.around_in_key_order``, alternately after and before it), and say
+    whether they filled it; when they do not, ``found`` is left as it was, and the
+    typo patterns read every neighbour. Both reads stop at the bound: a common name's
+    neighbours (17,555 keys begin with "maya gurun" among 300,000 generated people) are
+    not all read to keep 500 of them."""
+    dialect = session.connection().dialect.name
+    before, after = name_index.around_in_key_order(base, dialect, query)
+    later = _rows(session, after.limit(CANDIDATE_LIMIT))
+    earlier = _rows(session, before.limit(CANDIDATE_LIMIT))
+    fresh: dict[str, Row] = {}
+    for pair in itertools.zip_longest(later, earlier):
+        for row in pair:
+            if row is not None and row[0] not in found:
+                fresh.setdefault(row[0], row)
+    if len(found) + len(fresh) < CANDIDATE_LIMIT:
+        return False
+    for pid, row in fresh.items():
+        if len(found) >= CANDIDATE_LIMIT:
+            break
+        found[pid] = row
+    return True
 
 
 def one_typo_away(query: str, stored: str) -> bool:
@@ -216,9 +279,14 @@ def one_typo_away(query: str, stored: str) -> bool:
     return False
 
 
-def rank(query: str, rows: Sequence[Row]) -> list[Match]:
+def rank(
+    query: str, rows: Sequence[Row], newest: Mapping[str, datetime] | None = None
+) -> list[Match]:
     """The rows whose names match the search key ``query``, best first (the ranking of
-    the module docstring)."""
+    the module docstring). ``newest``: when each person's latest claim was reported
+    (:func:`latest_reported`); people equal in everything else, namesakes above all,
+    then rank the newest first, those without a claim last."""
+    newest = newest or {}
     # one line per name of each person (its name, then its alternate names)
     lines: list[str] = []
     owners: list[int] = []
@@ -229,7 +297,9 @@ def rank(query: str, rows: Sequence[Row]) -> list[Match]:
     hits = process.extract(
         query, lines, scorer=fuzz.partial_ratio, score_cutoff=MIN_SCORE, limit=None
     )
-    best: dict[int, tuple[int, float, float, tuple[tuple[int, int | str], ...], str, int]] = {}
+    best: dict[
+        int, tuple[int, float, float, tuple[tuple[int, int | str], ...], float, str, int]
+    ] = {}
     for key, partial, at in hits:
         # a name shorter than the query must match it as a whole ("rai" is not "sunita rai")
         score = float(partial) if len(key) >= len(query) else fuzz.ratio(query, key)
@@ -237,12 +307,37 @@ def rank(query: str, rows: Sequence[Row]) -> list[Match]:
             index = owners[at]
             tier = 0 if key == query else 1 if key.startswith(query) else 2
             whole = fuzz.ratio(query, key)  # equal scores: the closer whole name first
-            entry = (tier, -score, -whole, natural_key(rows[index][1]), rows[index][0], index)
+            reported = newest.get(rows[index][0])
+            recency = -reported.timestamp() if reported is not None else float("inf")
+            natural = natural_key(rows[index][1])
+            entry = (tier, -score, -whole, natural, recency, rows[index][0], index)
             if index not in best or entry < best[index]:
                 best[index] = entry
     found = list(best.values())
     found.sort()
-    return [Match(rows[i][0], rows[i][1], -neg) for _, neg, _, _, _, i in found]
+    return [Match(rows[i][0], rows[i][1], -neg) for _, neg, _, _, _, _, i in found]
+
+
+def latest_reported(session: Session, person_ids: Sequence[str]) -> dict[str, datetime]:
+    """When each of ``person_ids`` was last reported on (its claims' reports'
+    ``reported_at``, the latest); people without a claim are left out. One statement
+    over the ids (at most :data:`CANDIDATE_LIMIT` of them)."""
+    if not person_ids:
+        return {}
+    rows = session.connection().execute(
+        select(Claim.person_id, func.max(Report.reported_at))
+        .join(Report, Report.id == Claim.report_id)
+        .where(in_values(Claim.person_id, person_ids))
+        .group_by(Claim.person_id)
+    )
+    return {pid: reported for pid, reported in rows if reported is not None}
+
+
+def _namesakes(rows: Sequence[Row]) -> bool:
+    """Whether two of ``rows`` have the same first key line (the same name as a search
+    reads it): only then does the newest claim decide an order."""
+    firsts = [key.split("\n", 1)[0] for _, _, key in rows]
+    return len(set(firsts)) < len(firsts)
 
 
 def search_people(
@@ -255,13 +350,50 @@ def search_people(
     organization: str | None = None,
 ) -> list[Match]:
     """The matching people of the incident, best first (see the module docstring); with a
-    query, at most :data:`CANDIDATE_LIMIT`."""
+    query, at most :data:`CANDIDATE_LIMIT`. :func:`search_results` also says how many
+    match in all."""
+    return search_results(
+        session, incident_id, q=q, status=status, alert=alert, organization=organization
+    ).matches
+
+
+def search_results(
+    session: Session,
+    incident_id: str,
+    *,
+    q: str = "",
+    status: str | None = None,
+    alert: AlertFilter | None = None,
+    organization: str | None = None,
+) -> SearchResults:
+    """:func:`search_people`'s matches, and how many people match in all
+    (:class:`SearchResults`)."""
     base = _filtered(incident_id, status, alert, organization)
     query = search_key(q)
     if not query:
         ordered = sorted(_rows(session, base), key=lambda r: natural_key(r[1]))
-        return [Match(pid, name, 100.0) for pid, name, _ in ordered]
-    return rank(query, candidates(session, incident_id, base, query))
+        listed = [Match(pid, name, 100.0) for pid, name, _ in ordered]
+        return SearchResults(listed, len(listed), at_least=False)
+    rows = candidates(session, incident_id, base, query)
+    newest = latest_reported(session, [row[0] for row in rows]) if _namesakes(rows) else None
+    matches = rank(query, rows, newest)
+    if len(rows) < CANDIDATE_LIMIT:
+        return SearchResults(matches, len(matches), at_least=False)
+    holding = count_starting(session, base, query)
+    return SearchResults(matches, max(holding, len(matches)), at_least=True)
+
+
+def count_starting(session: Session, base: Select[str, str, str], query: str) -> int:
+    """How many people of ``base`` have a key that begins with the search key ``query``
+    (the exact key among them), at most :data:`COUNT_LIMIT`: a range of the key's
+    B-tree, counted in the index where there are no filters. Keys holding the query
+    later on are not counted (the trigram index would read every one: 39 ms for 17,555
+    holders of "maya gurung" on PostgreSQL)."""
+    dialect = session.connection().dialect.name
+    holding = name_index.starting_with(base, dialect, query).order_by(None)
+    bounded = holding.with_only_columns(literal_column("1")).limit(COUNT_LIMIT).subquery()
+    counted = session.connection().execute(select(func.count()).select_from(bounded)).scalar()
+    return int(counted or 0)
 
 
 def search_page(

@@ -6,7 +6,15 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import BindParameter, Boolean, ColumnElement, bindparam
+from sqlalchemy import (
+    BindParameter,
+    Boolean,
+    ColumnElement,
+    Connection,
+    Executable,
+    bindparam,
+    text,
+)
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import FromClause, Join
@@ -176,3 +184,32 @@ def driving_join(left: FromClause, right: FromClause, onclause: Any) -> Join:
     FTS5 table once per person, 3.3 s for one search at 10,000 people; read from the
     FTS5 table, the statement stops at its ``LIMIT``."""
     return _DrivingJoin(left, right, onclause)
+
+
+def rows_without_plans(
+    connection: Connection, plans: Iterable[str], statement: Executable
+) -> list[Any]:
+    """The rows of ``statement``, read on PostgreSQL with the planner's ``plans``
+    (``enable_seqscan``, ``enable_indexscan``, ...) off for this one statement, the
+    settings put back as they were afterwards; elsewhere simply its rows.
+
+    For a trigram lookup whose matches the planner cannot estimate (a regular expression
+    over ``people.search_key``): it guessed that many rows pass and read the table, or
+    walked the primary key, testing every row until the ``LIMIT`` (19 ms at 300,000
+    people when a common name's holders pass; the whole table when nothing does)."""
+    if connection.dialect.name != "postgresql":
+        return list(connection.execute(statement))
+    names = list(plans)
+    was = {
+        plan: connection.execute(text("SELECT current_setting(:p)"), {"p": plan}).scalar()
+        for plan in names
+    }
+    for plan in names:
+        connection.execute(text("SELECT set_config(:p, 'off', true)"), {"p": plan})
+    try:
+        return list(connection.execute(statement))
+    finally:
+        for plan, value in was.items():
+            connection.execute(
+                text("SELECT set_config(:p, :v, true)"), {"p": plan, "v": value or "on"}
+            )
