@@ -176,7 +176,7 @@ def bench_cached_over_http(app: object, report_id: str) -> tuple[float, float]:
     assert isinstance(app, FastAPI)
 
     from trace_app.accounts.permissions import Permission
-    from trace_app.web.auth import needs
+    from trace_app.web.gate import needs
 
     # the trivial endpoint checks the same token as the measured one, so the ratio is the
     # investigation's own cost, not the authorisation's

@@ -96,6 +96,8 @@ class TraceSettings:
     login_limit: str = "5/minute"
     login_limit_address: str = "20/minute"
     publish_limit: str = "120/minute"
+    # refused authorisations written to the audit trail, per principal
+    refusal_audit_limit: str = "10/minute"
 
     @classmethod
     def from_env(
@@ -167,6 +169,7 @@ class TraceSettings:
             login_limit=_rate(env, "TRACE_LOGIN_LIMIT", "5/minute"),
             login_limit_address=_rate(env, "TRACE_LOGIN_LIMIT_ADDRESS", "20/minute"),
             publish_limit=_rate(env, "TRACE_PUBLISH_LIMIT", "120/minute"),
+            refusal_audit_limit=_rate(env, "TRACE_REFUSAL_AUDIT_LIMIT", "10/minute"),
         )
 
     @property

@@ -11,11 +11,13 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from starlette.datastructures import Headers
 
 from trace_app.accounts import tokens
 from trace_app.accounts.users import NewMembership, create_user, get_user
 from trace_app.domain.audit import Actor, require_audit
 from trace_app.store.db import Database
+from trace_app.web.security import expected_token
 
 PASSWORD = "correct horse battery staple"
 BASE_URL = "http://localhost"
@@ -48,11 +50,16 @@ def make_token(db: Database, user: str, scopes: list[str], expires_days: int | N
     return secret
 
 
-def csrf(client: TestClient) -> str:
-    """The double-submit token (the cookie the first page set)."""
-    if "trace_csrf" not in client.cookies:
+def csrf(client: Any) -> str:
+    """The form token a page of this client would carry: signed in, bound to the session
+    cookie (trace_app.web.security.expected_token); before that, the ``trace_csrf``
+    cookie the first page set."""
+    if "trace_csrf" not in client.cookies and "trace_session" not in client.cookies:
         client.get("/login")
-    return str(client.cookies["trace_csrf"])
+    cookie = "; ".join(f"{name}={value}" for name, value in client.cookies.items())
+    token = expected_token(Headers({"cookie": cookie}))
+    assert token is not None
+    return token
 
 
 def sign_in(client: TestClient, name: str, password: str = PASSWORD) -> Any:

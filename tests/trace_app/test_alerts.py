@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from accounts_helpers import TEST_OPERATOR, member_of
+from accounts_helpers import TEST_OPERATOR, csrf, member_of
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
@@ -240,7 +240,7 @@ def test_people_page_close_needs_the_confirmation_page_and_csrf(
     confirm = web.get(f"/alerts/{alert['id']}/close")
     assert f'action="/alerts/{alert["id"]}/close"' in confirm.text
     assert 'name="confirm"' in confirm.text and 'value="found_safe"' in confirm.text
-    token = web.cookies.get("trace_csrf")
+    token = csrf(web)
     form = {"reason": "withdrawn", "note": "home", "confirm": "yes"}
     refused = web.post(f"/alerts/{alert['id']}/close", data=form)
     assert refused.status_code == 403

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 import pytest
-from accounts_helpers import member_of, signed_in
+from accounts_helpers import csrf, member_of, signed_in
 from fastapi.testclient import TestClient
 
 from trace_app.domain import queries
@@ -97,7 +97,7 @@ def test_reported_time_out_of_range_on_the_form(
     web.get("/publish")
     before = totals(web, incident_id)
     form = {
-        "csrf_token": web.cookies["trace_csrf"],
+        "csrf_token": csrf(web),
         "incident_id": incident_id,
         "source": "Central Hospital Demo",
         "summary": "s",
@@ -218,7 +218,7 @@ def test_form_errors_are_tied_to_their_field_in_plain_words(
 ) -> None:
     web.get("/publish")
     form = {
-        "csrf_token": web.cookies["trace_csrf"],
+        "csrf_token": csrf(web),
         "incident_id": incident_id,
         "source": "Central Hospital Demo",
         "summary": "s",
@@ -243,7 +243,7 @@ def test_the_form_takes_the_source_from_the_account(web: TestClient, incident_id
     page = web.get(f"/publish?incident_id={incident_id}").text
     assert 'name="source"' not in page and "Central Hospital Demo" in page
     form = {
-        "csrf_token": web.cookies["trace_csrf"],
+        "csrf_token": csrf(web),
         "incident_id": incident_id,
         "source": "x" * 201,
         "summary": "s",

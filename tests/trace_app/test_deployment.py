@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accounts_helpers import PASSWORD, client_for, make_user, sign_in, signed_in, signed_in_with
+from accounts_helpers import (
+    PASSWORD,
+    client_for,
+    csrf,
+    make_user,
+    sign_in,
+    signed_in,
+    signed_in_with,
+)
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -25,7 +33,7 @@ def deployment_settings(tmp_path: Path) -> TraceSettings:
 
 def token(client: TestClient) -> str:
     client.get("/")
-    value: str = client.cookies["trace_csrf"]
+    value: str = csrf(client)
     return value
 
 

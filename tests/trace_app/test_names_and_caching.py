@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from accounts_helpers import csrf
 from fastapi.testclient import TestClient
 
 RLO = "\u202e"
@@ -58,7 +59,7 @@ def test_bidi_control_on_the_form_is_tied_to_the_name_field(
     response = web.post(
         "/organizations/reports",
         data={
-            "csrf_token": web.cookies["trace_csrf"],
+            "csrf_token": csrf(web),
             "incident_id": incident_id,
             "source": "Central Hospital Demo",
             "summary": "s",
@@ -110,7 +111,7 @@ def test_a_report_time_in_the_future_is_refused_on_the_form(
     response = web.post(
         "/organizations/reports",
         data={
-            "csrf_token": web.cookies["trace_csrf"],
+            "csrf_token": csrf(web),
             "incident_id": incident_id,
             "source": "Central Hospital Demo",
             "summary": "s",

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from accounts_helpers import BASE_URL, client_for, member_of, signed_in, signed_in_with
+from accounts_helpers import BASE_URL, client_for, csrf, member_of, signed_in, signed_in_with
 from fastapi.testclient import TestClient
 
 from trace_app.settings import TraceSettings
@@ -37,7 +37,7 @@ def form(incident_id: str, token: str | None, **overrides: str) -> dict[str, str
 
 def token(web: TestClient) -> str:
     web.get("/")
-    value = web.cookies.get("trace_csrf")
+    value = csrf(web)
     assert value
     return value
 

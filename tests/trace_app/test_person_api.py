@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accounts_helpers import member_of, signed_in
+from accounts_helpers import csrf, member_of, signed_in
 from fastapi.testclient import TestClient
 
 from trace_app.domain.person_view import StatusClaim, current_status
@@ -211,7 +211,7 @@ def test_person_page_and_its_forms(client: TestClient, incident: str) -> None:
     assert f'href="/people/{a["person_id"]}"' in client.get(f"/reports/{a['id']}").text
     people = client.get(f"/incidents/{incident}/people", params={"q": "asha gurung"}).text
     assert f'href="/people/{a["person_id"]}"' in people
-    token = client.cookies.get("trace_csrf")
+    token = csrf(client)
     form = {"other_person_id": b["person_id"], "decision": "different", "note": "Two cousins"}
     assert client.post(f"/people/{a['person_id']}/links", data=form).status_code == 403
     done = client.post(f"/people/{a['person_id']}/links", data={**form, "csrf_token": token})
@@ -237,7 +237,7 @@ def test_publish_form_takes_a_chosen_person(client: TestClient, incident: str) -
     assert old.status_code == 308 and old.headers["location"].startswith("/publish?")
     form = client.get(old.headers["location"])
     assert f'value="{a["person_id"]}"' in form.text and 'value="Dil Test"' in form.text
-    token = client.cookies.get("trace_csrf")
+    token = csrf(client)
     sent = client.post(
         "/organizations/reports",
         data={

@@ -91,8 +91,9 @@ def test_the_old_address_redirects_and_a_stranger_person_is_refused(
     assert old.status_code == 308
     assert old.headers["location"] == f"/publish?incident_id={incident_id}&example=hospital"
     assert web.get("/organizations").headers["location"] == "/publish"
-    unknown = web.get(f"/publish?incident_id={incident_id}&person_id=per_nope").text
-    assert "is not in this incident" in unknown
+    unknown = web.get(f"/publish?incident_id={incident_id}&person_id=per_nope")
+    assert unknown.status_code == 404  # the gate: a person the form cannot be opened for
+    assert "No person with id" in unknown.text and 'name="summary"' not in unknown.text
 
 
 def test_people_page_search_comes_first_and_alerts_follow_it(

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accounts_helpers import TEST_OPERATOR, signed_in
+from accounts_helpers import TEST_OPERATOR, csrf, signed_in
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select, text
 
@@ -398,7 +398,7 @@ def test_reviews_page_form_records_a_decision_with_post_redirect_get(
     assert f'id="review-{report_id}"' in page.text
     assert f'href="/incidents/{incident}/reviews"' in page.text  # the header links it
     assert 'data-status="NEEDS_REVIEW"' in page.text and 'data-kind="hearsay"' in page.text
-    token = client.cookies.get("trace_csrf")
+    token = csrf(client)
     form = {"decision": "not_reliable", "note": "Only a rumour.", "back": "reviews"}
     assert client.post(f"/reports/{report_id}/review", data=form).status_code == 403
 
@@ -433,7 +433,7 @@ def test_reviews_page_refusals(database: Database, incident: str, client: TestCl
     assert client.get("/incidents/inc_nope/reviews").status_code == 404
     assert client.get(f"/incidents/{incident}/reviews?page=0").status_code == 422
     client.get(f"/incidents/{incident}/reviews")
-    token = client.cookies.get("trace_csrf")
+    token = csrf(client)
     data = {"decision": "first_hand", "note": "x", "csrf_token": token}
     assert client.post("/reports/rep_nope/review", data=data).status_code == 404
     unchecked = publish(database, incident, UNCLEAR_TEXT)
@@ -449,7 +449,7 @@ def test_a_refused_form_on_a_later_page_shows_that_page_again(
     second = client.get(f"/incidents/{incident}/reviews?page=2")
     assert f'id="review-{reports[20]}"' in second.text
     assert f'id="review-{reports[0]}"' not in second.text
-    token = client.cookies.get("trace_csrf")
+    token = csrf(client)
     refused = client.post(
         f"/reports/{reports[20]}/review",
         data={"decision": "first_hand", "note": " ", "back": "reviews", "page": "2"},

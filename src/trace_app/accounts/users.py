@@ -139,12 +139,25 @@ def _set_membership(session: Session, user: User, membership: NewMembership) -> 
     }
 
 
+def _role_in(user: User, scope: str) -> dict[str, str]:
+    """The role ``user`` holds where ``scope`` is: its own membership there, else the one
+    for every incident (what a change there replaces), with the membership's scope."""
+    by_scope = {m.scope: m.role for m in user.memberships}
+    for where in (scope, EVERY_INCIDENT):
+        if where in by_scope:
+            return {"role": by_scope[where], "scope": where}
+    return {"role": "", "scope": ""}
+
+
 def set_membership(session: Session, actor: Actor, user: User, membership: NewMembership) -> None:
-    """Give ``user`` a role (in one incident or every incident); their sessions end, so the
-    new role applies at their next sign-in (audited as ``member.set``)."""
-    before = {m.scope: m.role for m in user.memberships}
+    """Give ``user`` a role (in one incident or every incident), audited as ``member.set``
+    with the role it replaces. Roles are read at each request, so a change in one
+    incident applies at once and ends no session; a change for every incident also ends
+    the user's sessions (a server-wide role is the one to start afresh from)."""
+    before = _role_in(user, _scope(session, membership.incident_id))
     view = _set_membership(session, user, membership)
-    end_sessions(session, user.id)
+    if membership.incident_id is None:
+        end_sessions(session, user.id)
     audit.record(
         session,
         actor,
@@ -152,7 +165,7 @@ def set_membership(session: Session, actor: Actor, user: User, membership: NewMe
         object_type="user",
         object_id=user.id,
         incident_id=membership.incident_id,
-        before={"role": before.get(view["scope"], "")},
+        before=before,
         after=view,
     )
 
@@ -165,7 +178,8 @@ def remove_membership(session: Session, actor: Actor, user: User, incident_id: s
     if row is None:
         raise NotFoundError(f"{user.name} has no membership for {scope!r}.")
     session.delete(row)
-    end_sessions(session, user.id)
+    if incident_id is None:
+        end_sessions(session, user.id)
     audit.record(
         session,
         actor,

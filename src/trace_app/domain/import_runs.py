@@ -49,12 +49,18 @@ class ImportKind(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ImportRequest:
-    """What to import into which incident; ``source_name`` is a shelter list's source."""
+    """What to import into which incident; ``source_name`` is a shelter list's source.
+    ``own_sources_only``: the importer works in some incidents only, so every source the
+    file names (PFIF ``author_name``, the list's source) must be new or already work in
+    this one (:mod:`trace_app.domain.organizations`). An operator at the command line or
+    an admin of every incident imports under any name (a round trip into a new incident
+    keeps its authors)."""
 
     kind: ImportKind
     incident_id: str
     source_name: str = ""
     skip_invalid: bool = False
+    own_sources_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +92,7 @@ class ImportChangedError(TraceError):
     Nothing was kept; ``outcome`` is the new preview."""
 
     code = "import_changed"
+    http_status = 409
 
     def __init__(self, outcome: ImportOutcome) -> None:
         super().__init__(
@@ -119,6 +126,7 @@ def run_import(
             skip_invalid=request.skip_invalid,
             actor=actor,
             progress=progress,
+            own_sources_only=request.own_sources_only,
         )
     return import_shelter_csv(
         session,
@@ -130,6 +138,7 @@ def run_import(
         skip_invalid=request.skip_invalid,
         actor=actor,
         progress=progress,
+        own_sources_only=request.own_sources_only,
     )
 
 

@@ -39,6 +39,8 @@ from trace_app.domain import audit, interchange_people
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError, NotFoundError, PublishError, TraceError
 from trace_app.domain.identity import MAX_ALTERNATE_NAMES, NameIndex
+from trace_app.domain.organizations import may_act_in, require_may_act_in
+from trace_app.domain.organizations import refusal as organization_refusal
 from trace_app.domain.publish import (
     PersonInput,
     PublishReportInput,
@@ -155,6 +157,7 @@ class ImportRefusedError(TraceError, ValueError):
     """The file holds invalid records and ``skip_invalid`` was not given; nothing is kept."""
 
     code = "invalid_records"
+    http_status = 422
 
     def __init__(self, summary: ImportSummary, *, unit: str = "record") -> None:
         count = summary.invalid_count
@@ -234,8 +237,12 @@ class _Importer:
     (:func:`~trace_app.domain.publish.publish_reports`), by the same rules as one at a
     time."""
 
-    def __init__(self, session: Session, incident: Incident, domain: str) -> None:
+    def __init__(
+        self, session: Session, incident: Incident, domain: str, *, own_sources_only: bool = False
+    ) -> None:
         self.session = session
+        # a member of some incidents imports under names of this incident only
+        self.own_sources_only = own_sources_only
         self.incident = incident
         self.prefix = f"{domain}/"
         self.summary = ImportSummary(incident_id=incident.id)
@@ -468,6 +475,8 @@ class _Importer:
         try:
             data = self.publish_input(record, person.name, person.id, status)
             validate_report(data)
+            if self.own_sources_only:
+                require_may_act_in(self.session, data.source, self.incident.id)
         except ValidationError as exc:
             self.summary.refuse(
                 InvalidRecord("note", record.record_id, record.index, validation_reasons(exc))
@@ -570,6 +579,7 @@ def import_pfif(
     skip_invalid: bool = False,
     actor: Actor,
     progress: Progress | None = None,
+    own_sources_only: bool = False,
 ) -> ImportSummary:
     """Import a PFIF document into the incident (see the module docstring), audited as
     ``pfif.import`` (one row for the whole file, with its counts); the caller
@@ -580,7 +590,7 @@ def import_pfif(
     incident = session.get(Incident, incident_id)
     if incident is None:
         raise NotFoundError(f"No incident with id {incident_id!r}.")
-    importer = _Importer(session, incident, domain)
+    importer = _Importer(session, incident, domain, own_sources_only=own_sources_only)
     read = 0
     for chunk in _chunks(read_pfif(source, max_bytes=max_bytes), CHUNK):
         importer.chunk(chunk)
@@ -649,6 +659,7 @@ def import_shelter_csv(
     skip_invalid: bool = False,
     actor: Actor,
     progress: Progress | None = None,
+    own_sources_only: bool = False,
 ) -> ImportSummary:
     """Import a shelter list (CSV, columns in :mod:`trace_app.interchange.shelter_csv`;
     audited as ``csv.import``)
@@ -667,8 +678,10 @@ def import_shelter_csv(
         ) from exc
     if not source_name.strip():
         raise InvalidInputError("Name the source of the shelter list (--source).")
+    if own_sources_only and not may_act_in(session, source_name, incident.id):
+        raise InvalidInputError(organization_refusal(source_name))
     rows = read_shelter_csv(source, source_name=source_name, domain=domain, max_bytes=max_bytes)
-    importer = _Importer(session, incident, domain)
+    importer = _Importer(session, incident, domain, own_sources_only=own_sources_only)
     for column in rows.ignored_columns:
         importer.summary.skip("column", column, "not a column Trace reads; ignored")
     valid: list[RawRecord] = []

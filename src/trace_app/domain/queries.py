@@ -478,7 +478,15 @@ def incident_reports(session: Session, incident_id: str) -> list[Report]:
 
 def get_report(session: Session, report_id: str) -> Report:
     """A report with its source, person, incident and claims loaded."""
-    report = session.scalars(
+    report = find_report(session, report_id)
+    if report is None:
+        raise NotFoundError(f"No report with id {report_id!r}.")
+    return report
+
+
+def find_report(session: Session, report_id: str) -> Report | None:
+    """:func:`get_report`, or None for an unknown id."""
+    return session.scalars(
         select(Report)
         .where(Report.id == report_id)
         .options(
@@ -488,9 +496,6 @@ def get_report(session: Session, report_id: str) -> Report:
             selectinload(Report.claims),
         )
     ).first()
-    if report is None:
-        raise NotFoundError(f"No report with id {report_id!r}.")
-    return report
 
 
 def list_organizations(session: Session) -> list[Organization]:

@@ -101,6 +101,7 @@ class ReviewRefusedError(InvalidInputError):
     """The report has no result a person can decide on (no saved NEEDS_REVIEW run)."""
 
     code = "not_awaiting_review"
+    http_status = 409
 
 
 def clean_note(note: str) -> str:

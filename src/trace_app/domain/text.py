@@ -58,6 +58,13 @@ _NAME = re.compile(NAME_PATTERN)
 _OPTIONAL_NAME = re.compile(OPTIONAL_NAME_PATTERN)
 _ID = re.compile(ID_PATTERN)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def is_id(value: str) -> bool:
+    """Could ``value`` be one of Trace's ids (letters, digits, ``_`` and ``-``)?"""
+    return len(value) <= MAX_ID_CHARACTERS and _ID.fullmatch(value) is not None
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 BIDI_MESSAGE = (

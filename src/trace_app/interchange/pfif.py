@@ -30,6 +30,7 @@ from xml.etree.ElementTree import ParseError
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import iterparse
 
+from trace_app.domain.errors import InvalidInputError
 from trace_app.interchange.formulas import neutralize
 
 PFIF_1_4_NS = "http://zesty.ca/pfif/1.4"
@@ -103,14 +104,16 @@ _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _CHUNK = 64 * 1024
 
 
-class PfifError(ValueError):
-    """A PFIF document that cannot be read; ``str(error)`` says why, ``code`` is stable."""
+class PfifError(InvalidInputError):
+    """A PFIF document that cannot be read; ``str(error)`` says why, ``code`` is stable
+    (one of the domain's errors: 422 on the web, one sentence at the command line)."""
 
     code = "pfif_invalid"
 
 
 class PfifTooLargeError(PfifError):
     code = "pfif_too_large"
+    http_status = 413
 
 
 class PfifEntityError(PfifError):

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse
 from limits import parse
 from limits.storage import storage_from_string
@@ -37,19 +37,13 @@ from trace_app.domain.audit import Actor
 from trace_app.domain.audit_queries import AuditFilter, audit_page
 from trace_app.domain.errors import InvalidInputError
 from trace_app.settings import TraceSettings
-from trace_app.web.auth import (
-    PUBLIC,
-    SIGNED_IN,
-    client_address,
-    needs,
-    settings_of,
-    timeouts,
-)
+from trace_app.web.auth import PUBLIC, client_address, settings_of, timeouts
 from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+from trace_app.web.gate import SIGNED_IN, Access, gated_router, needs
 
-router = APIRouter(include_in_schema=False)
-api_router = APIRouter(prefix="/api", tags=["accounts"], responses=COMMON_RESPONSES)
+router = gated_router(include_in_schema=False)
+api_router = gated_router(prefix="/api", tags=["accounts"], responses=COMMON_RESPONSES)
 
 LOGIN_FAILED = "Wrong name or password, or the account is switched off."
 MAX_FIELD = 1024
@@ -135,7 +129,6 @@ def _login(request: Request, name: str, password: str, next_path: str) -> Respon
     with open_session(request) as session:
         user = users.authenticate(session, name, password)
         if user is None:
-            session.rollback()
             throttle.failed(key, address)
             shown = key if users.USER_NAME.fullmatch(key) else ""
             audit.record(
@@ -168,7 +161,8 @@ def set_session_cookie(request: Request, response: Response, value: str) -> None
 
 
 @router.post("/logout")
-def logout(request: Request, principal: Principal = SIGNED_IN) -> Response:
+def logout(request: Request, access: Access = SIGNED_IN) -> Response:
+    principal = access.principal
     cookie = request.cookies.get(web_sessions.COOKIE, "")
     with open_session(request) as session:
         web_sessions.end(session, cookie)
@@ -182,21 +176,25 @@ def logout(request: Request, principal: Principal = SIGNED_IN) -> Response:
 
 
 @router.get("/account")
-def account_page(request: Request, principal: Principal = SIGNED_IN) -> Response:
+def account_page(request: Request, _: Access = SIGNED_IN) -> Response:
     return render(request, "account.html", {"done": request.query_params.get("changed") == "1"})
 
 
 @router.post("/account/password")
-async def change_password(request: Request, principal: Principal = SIGNED_IN) -> Response:
+async def change_password(request: Request, access: Access = SIGNED_IN) -> Response:
     form = await request.form()
     fields = {k: form.get(k, "") for k in ("current", "new", "again")}
     current, new, again = (v[:MAX_FIELD] if isinstance(v, str) else "" for v in fields.values())
-    return await run_in_threadpool(_change_password, request, principal, current, new, again)
+    return await run_in_threadpool(_change_password, request, access.principal, current, new, again)
 
 
 def _change_password(
     request: Request, principal: Principal, current: str, new: str, again: str
 ) -> Response:
+    """The current password is checked like a sign-in: throttled per account and address
+    (the login throttle's limits), and each wrong one is audited (``user.password``,
+    outcome ``failed``)."""
+
     def refuse(message: str, status: int) -> Response:
         return render(request, "account.html", {"message": message}, status)
 
@@ -204,16 +202,33 @@ def _change_password(
         return refuse("A token cannot change a password.", 403)
     if new != again:
         return refuse("The two new passwords differ.", 422)
+    throttle: LoginThrottle = request.app.state.login_throttle
+    address = client_address(request)
+    key = principal.user_name.casefold()
+    wait = throttle.wait_s(key, address)
+    if wait is not None:
+        page = refuse(f"Too many wrong passwords. Try again in {wait} seconds.", 429)
+        page.headers["Retry-After"] = str(wait)
+        return page
     keep = web_sessions.id_hash(request.cookies.get(web_sessions.COOKIE, ""))
     with open_session(request) as session:
         user = users.authenticate(session, principal.user_name, current)
         if user is None or user.id != principal.user_id:
-            session.rollback()
+            throttle.failed(key, address)
+            audit.record(
+                session,
+                principal.actor,
+                "user.password",
+                object_type="user",
+                object_id=principal.user_id,
+                outcome="failed",
+                note="the current password was wrong",
+            )
+            session.commit()
             return refuse("The current password is wrong.", 422)
         try:
             users.set_password(session, principal.actor, user, new, keep_session=keep)
-        except InvalidInputError as exc:
-            session.rollback()
+        except InvalidInputError as exc:  # shown on the form; the session closes unsaved
             return refuse(str(exc), 422)
         session.commit()
     return RedirectResponse("/account?changed=1", status_code=303)
@@ -263,7 +278,7 @@ def audit_api(
     ] = "",
     offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    principal: Principal = needs(Permission.AUDIT_READ),
+    _: Access = needs(Permission.AUDIT_READ),
 ) -> AuditPage:
     """The audit trail, newest first (admin): filter by actor name, action or object id."""
     wanted = AuditFilter(actor=actor.strip(), action=action.strip(), object_id=object_id.strip())
@@ -282,8 +297,9 @@ class MeOut(BaseModel):
 
 
 @api_router.get("/me", response_model=MeOut, responses={401: {"model": ErrorOut}})
-def me(principal: Principal = SIGNED_IN) -> MeOut:
+def me(access: Access = SIGNED_IN) -> MeOut:
     """Who this request is made as: the user, their memberships, a token's scopes."""
+    principal = access.principal
     return MeOut(
         user=principal.user_name,
         via="token" if principal.token_id else "session",
@@ -297,7 +313,7 @@ def me(principal: Principal = SIGNED_IN) -> MeOut:
 
 
 @router.get("/audit")
-def audit_view(request: Request, principal: Principal = needs(Permission.AUDIT_READ)) -> Response:
+def audit_view(request: Request, _: Access = needs(Permission.AUDIT_READ)) -> Response:
     params = request.query_params
     wanted = AuditFilter(
         actor=params.get("actor", "").strip()[:200],
@@ -322,17 +338,16 @@ def audit_view(request: Request, principal: Principal = needs(Permission.AUDIT_R
 
 
 @router.get("/openapi.json")
-def openapi_schema(request: Request, _: Principal = needs(Permission.READ)) -> JSONResponse:
+def openapi_schema(request: Request, _: Access = needs(Permission.READ)) -> JSONResponse:
     """The API's OpenAPI description, for signed-in users and tokens only."""
     return JSONResponse(request.app.openapi())
 
 
 @router.get("/docs")
-def api_docs(_: Principal = needs(Permission.READ)) -> Response:
-    """Swagger UI over /openapi.json (it loads its scripts from a CDN: needs internet)."""
-    from fastapi.openapi.docs import get_swagger_ui_html
-
-    return get_swagger_ui_html(openapi_url="/openapi.json", title="Trace API")
+def api_docs(request: Request, _: Access = needs(Permission.READ)) -> Response:
+    """Swagger UI over /openapi.json, served from this server (the ``swagger-ui-bundle``
+    package, ``/docs/assets/``): no CDN, no inline script, the app's own CSP."""
+    return render(request, "api_docs.html", {})
 
 
 @router.get("/healthz")

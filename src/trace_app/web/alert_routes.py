@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi import Path, Request
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
@@ -22,21 +22,17 @@ from starlette.responses import Response
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import alert_actions, queries
-from trace_app.domain.errors import AlertClosedError, InvalidInputError, NotFoundError
+from trace_app.domain.errors import InvalidInputError
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, NoteText
 from trace_app.store.models import Alert, AlertCloseReason
 from trace_app.web.api import AlertOut
-from trace_app.web.auth import authorize_record, needs
-from trace_app.web.deps import get_session, open_session, render
-from trace_app.web.errors import (
-    COMMON_RESPONSES,
-    ErrorOut,
-    ValidationErrorOut,
-    trace_error_response,
-)
+from trace_app.web.deps import UNIT_OF_WORK, open_session, render
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
+from trace_app.web.failures import failing_as
+from trace_app.web.gate import Access, gated_router, on_record
 
-api_router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
-page_router = APIRouter(include_in_schema=False)
+api_router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+page_router = gated_router(include_in_schema=False)
 
 AlertId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 
@@ -87,14 +83,14 @@ def _organization(principal: Principal, incident_id: str) -> str | None:
     },
 )
 def close_alert(
-    request: Request,
     alert_id: AlertId,
     data: CloseAlertIn,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.ALERTS_WRITE),
-) -> AlertOut | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    access: Access = on_record(Permission.ALERTS_WRITE, Alert, "alert_id"),
+) -> AlertOut:
     """A reviewer closes the person's open alert, saying what they know; audited."""
-    return _act(request, session, principal, alert_id, "close", data.note, data.reason)
+    shown = _apply(session, access, alert_id, data.note, data.reason)
+    return AlertOut.of(queries.get_alert(session, shown))
 
 
 @api_router.post(
@@ -103,62 +99,31 @@ def close_alert(
     responses={**_ANSWERS, 409: {"model": ErrorOut, "description": "Open (code alert_closed)"}},
 )
 def reopen_alert(
-    request: Request,
     alert_id: AlertId,
     data: ReopenAlertIn,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.ALERTS_WRITE),
-) -> AlertOut | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    access: Access = on_record(Permission.ALERTS_WRITE, Alert, "alert_id"),
+) -> AlertOut:
     """A reviewer reopens an alert closed by mistake, with a note; audited. Returns the
     person's open alert."""
-    return _act(request, session, principal, alert_id, "reopen", data.note, None)
-
-
-def _act(
-    request: Request,
-    session: Session,
-    principal: Principal,
-    alert_id: str,
-    action: str,
-    note: str,
-    reason: AlertCloseReason | None,
-) -> AlertOut | JSONResponse:
-    try:
-        authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
-        alert_id = _apply(session, principal, alert_id, action, note, reason)
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
-    except AlertClosedError as exc:
-        return trace_error_response(409, exc)
-    except InvalidInputError as exc:
-        return trace_error_response(422, exc)
-    return AlertOut.of(queries.get_alert(session, alert_id))
+    shown = _apply(session, access, alert_id, data.note, None)
+    return AlertOut.of(queries.get_alert(session, shown))
 
 
 def _apply(
-    session: Session,
-    principal: Principal,
-    alert_id: str,
-    action: str,
-    note: str,
-    reason: AlertCloseReason | None,
+    session: Session, access: Access, alert_id: str, note: str, reason: AlertCloseReason | None
 ) -> str:
-    """Close or reopen and commit (rolled back on any error); the id of the alert to show."""
-    try:
-        incident_id = queries.incident_of(session, Alert, alert_id)
-        source = _organization(principal, incident_id)
-        if reason is not None:
-            alert = alert_actions.close_alert(
-                session, alert_id, reason, note, actor=principal.actor, source=source
-            )
-        else:
-            alert = alert_actions.reopen_alert(
-                session, alert_id, note, actor=principal.actor, source=source
-            )
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
+    """Close (``reason`` given) or reopen, and commit; the id of the alert to show."""
+    source = _organization(access.principal, access.incident)
+    if reason is not None:
+        alert = alert_actions.close_alert(
+            session, alert_id, reason, note, actor=access.actor, source=source
+        )
+    else:
+        alert = alert_actions.reopen_alert(
+            session, alert_id, note, actor=access.actor, source=source
+        )
+    session.commit()
     return alert.id
 
 
@@ -166,16 +131,12 @@ def _apply(
 def close_page(
     request: Request,
     alert_id: str,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.ALERTS_WRITE),
+    session: Session = UNIT_OF_WORK,
+    access: Access = on_record(Permission.ALERTS_WRITE, Alert, "alert_id"),
 ) -> Response:
     """The confirmation step before a close (or a reopen, for a closed alert)."""
-    try:
-        authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
-        alert = queries.get_alert(session, alert_id)
-    except NotFoundError as exc:
-        return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
-    incident = queries.get_incident(session, queries.incident_of(session, Alert, alert_id))
+    alert = queries.get_alert(session, alert_id)
+    incident = queries.get_incident(session, access.incident)
     return render(
         request,
         "alert_close.html",
@@ -184,54 +145,51 @@ def close_page(
             "incident": incident,
             "nav_incident": incident,
             "reasons": REASONS,
-            "organization": _organization(principal, incident.id),
+            "organization": _organization(access.principal, incident.id),
         },
     )
 
 
 @page_router.post("/alerts/{alert_id}/close")
 async def close_form(
-    request: Request, alert_id: str, principal: Principal = needs(Permission.ALERTS_WRITE)
+    request: Request,
+    alert_id: str,
+    access: Access = on_record(Permission.ALERTS_WRITE, Alert, "alert_id"),
 ) -> Response:
-    return await _form(request, alert_id, principal, "close")
+    return await _form(request, alert_id, access, "close")
 
 
 @page_router.post("/alerts/{alert_id}/reopen")
 async def reopen_form(
-    request: Request, alert_id: str, principal: Principal = needs(Permission.ALERTS_WRITE)
+    request: Request,
+    alert_id: str,
+    access: Access = on_record(Permission.ALERTS_WRITE, Alert, "alert_id"),
 ) -> Response:
-    return await _form(request, alert_id, principal, "reopen")
+    return await _form(request, alert_id, access, "reopen")
 
 
-async def _form(request: Request, alert_id: str, principal: Principal, action: str) -> Response:
+async def _form(request: Request, alert_id: str, access: Access, action: str) -> Response:
     submitted = await request.form()
     values = {name: submitted.get(name, "") for name in ("reason", "note", "confirm")}
     texts = {name: value if isinstance(value, str) else "" for name, value in values.items()}
-    return await run_in_threadpool(_form_action, request, principal, alert_id, action, texts)
+    return await run_in_threadpool(_form_action, request, access, alert_id, action, texts)
 
 
 def _form_action(
-    request: Request, principal: Principal, alert_id: str, action: str, values: dict[str, str]
+    request: Request, access: Access, alert_id: str, action: str, values: dict[str, str]
 ) -> Response:
-    title = "Alert not closed" if action == "close" else "Alert not reopened"
+    failing_as(request, "Alert not closed" if action == "close" else "Alert not reopened")
     reason: AlertCloseReason | None = None
     if action == "close":
-        try:
-            reason = AlertCloseReason(values["reason"])
-        except ValueError:
-            message = "Choose what you know: " + ", ".join(w for _, w in REASONS) + "."
-            return render(request, "error.html", {"title": title, "message": message}, 422)
+        if values["reason"] not in AlertCloseReason._value2member_map_:
+            raise InvalidInputError(
+                "Choose what you know: " + ", ".join(w for _, w in REASONS) + "."
+            )
+        reason = AlertCloseReason(values["reason"])
     if values["confirm"] != "yes":
-        return render(request, "error.html", {"title": title, "message": CONFIRM_MESSAGE}, 422)
+        raise InvalidInputError(CONFIRM_MESSAGE)
     with open_session(request) as session:
-        try:
-            authorize_record(request, principal, Permission.ALERTS_WRITE, Alert, alert_id)
-            shown = _apply(session, principal, alert_id, action, values["note"], reason)
-            person_id = queries.get_alert(session, shown).person_id
-        except NotFoundError as exc:
-            return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
-        except (InvalidInputError, AlertClosedError) as exc:
-            status = 422 if isinstance(exc, InvalidInputError) else 409
-            return render(request, "error.html", {"title": title, "message": str(exc)}, status)
+        shown = _apply(session, access, alert_id, values["note"], reason)
+        person_id = queries.get_alert(session, shown).person_id
     done = "closed" if action == "close" else "reopened"
     return RedirectResponse(f"/people/{person_id}?alert={done}#person-alerts", status_code=303)

@@ -9,20 +9,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from trace_app import demo_reset
 from trace_app.accounts.permissions import Permission
-from trace_app.accounts.principal import Principal
 from trace_app.domain import people_cursor, queries, search
 from trace_app.domain.errors import (
-    BadCursorError,
     InvalidInputError,
-    NotFoundError,
-    PublishError,
 )
 from trace_app.domain.incidents import MAX_DESCRIPTION_CHARACTERS as MAX_INCIDENT_DESCRIPTION
 from trace_app.domain.incidents import MAX_NAME_CHARACTERS as MAX_INCIDENT_NAME
@@ -33,19 +29,19 @@ from trace_app.domain.search import AlertFilter
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, SourceNameText
 from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, MAX_TIME_ZONE_CHARACTERS
 from trace_app.store.models import AlertState, ClaimStatus, Report
-from trace_app.web.auth import authorize, authorize_record, needs, reporting_organization
-from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo
+from trace_app.web.auth import authorize, reporting_organization
+from trace_app.web.deps import DEMO_ONLY_MESSAGE, UNIT_OF_WORK, is_demo
 from trace_app.web.errors import (
     COMMON_RESPONSES,
     ErrorOut,
     ValidationErrorOut,
-    trace_error_response,
 )
+from trace_app.web.gate import Access, gated_router, in_incident, needs, on_record
 
 # The largest list offset accepted (far beyond any incident; SQLite's integers end at 2**63).
 MAX_OFFSET = 1_000_000_000
 
-router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 
 IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 AlertId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
@@ -282,12 +278,13 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "descript
 def create_report(
     request: Request,
     data: ReportIn,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.REPORTS_WRITE),
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.REPORTS_WRITE),
 ) -> ReportOut | JSONResponse:
     """Publish a report (the same function as the publish form) for the signed-in
     member's organisation in this incident: the source is the account's, never a field."""
-    authorize(principal, Permission.REPORTS_WRITE, data.incident_id)
+    principal = access.principal
+    authorize(principal, Permission.REPORTS_WRITE, data.incident_id)  # named by the body
     source = reporting_organization(principal, data.incident_id, data.source)
     refusal = request.app.state.publish_limiter.refusal(principal.token_id or principal.user_id)
     if refusal is not None:
@@ -296,24 +293,15 @@ def create_report(
             status_code=429,
             headers={"Retry-After": str(refusal.retry_after_s)},
         )
-    try:
-        report = publish_and_commit(
-            session,
-            PublishReportInput.from_content(data, source),
-            actor=principal.actor,
-        )
-    except PublishError as exc:
-        session.rollback()
-        return trace_error_response(422, exc)
-    except NotFoundError as exc:
-        session.rollback()
-        return trace_error_response(404, exc)
+    report = publish_and_commit(
+        session, PublishReportInput.from_content(data, source), actor=principal.actor
+    )
     return ReportOut.of(queries.get_report(session, report.id))
 
 
 @router.get("/incidents", response_model=IncidentList)
 def list_incidents(
-    session: Session = Depends(get_session), principal: Principal = needs(Permission.READ)
+    session: Session = UNIT_OF_WORK, access: Access = needs(Permission.READ)
 ) -> IncidentList:
     """The incidents this account is a member of, with their counts."""
     return IncidentList(
@@ -328,7 +316,7 @@ def list_incidents(
                 open_alerts=s.open_alerts,
             )
             for s in queries.list_incidents(session)
-            if principal.may_see(s.incident.id)
+            if access.principal.may_see(s.incident.id)
         ]
     )
 
@@ -361,22 +349,14 @@ class IncidentIn(BaseModel):
 )
 def create_incident_api(
     data: IncidentIn,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.INCIDENTS_WRITE),
-) -> IncidentOut | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.INCIDENTS_WRITE),
+) -> IncidentOut:
     """A coordinator of every incident opens a new incident (audited)."""
-    try:
-        incident = create_incident(
-            session,
-            data.name,
-            data.description,
-            time_zone=data.time_zone,
-            actor=principal.actor,
-        )
-        session.commit()
-    except InvalidInputError as exc:
-        session.rollback()
-        return trace_error_response(422, exc)
+    incident = create_incident(
+        session, data.name, data.description, time_zone=data.time_zone, actor=access.actor
+    )
+    session.commit()
     return IncidentOut(
         id=incident.id,
         name=incident.name,
@@ -393,14 +373,9 @@ def list_reports(
     incident_id: IncidentId,
     offset: Offset = 0,
     limit: Limit = 100,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
-) -> ReportPage | JSONResponse:
-    authorize(principal, Permission.READ, incident_id)
-    try:
-        queries.get_incident(session, incident_id)
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
+    session: Session = UNIT_OF_WORK,
+    _: Access = in_incident(Permission.READ),
+) -> ReportPage:
     page = queries.reports_page(session, incident_id, offset=offset, limit=limit)
     return ReportPage(
         items=[ReportOut.of(r) for r in page.items],
@@ -412,16 +387,11 @@ def list_reports(
 
 @router.get("/reports/{report_id}", response_model=ReportOut, responses=NOT_FOUND)
 def get_report(
-    request: Request,
     report_id: ReportId,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
-) -> ReportOut | JSONResponse:
-    try:
-        authorize_record(request, principal, Permission.READ, Report, report_id)
-        return ReportOut.of(queries.get_report(session, report_id))
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
+    session: Session = UNIT_OF_WORK,
+    _: Access = on_record(Permission.READ, Report, "report_id"),
+) -> ReportOut:
+    return ReportOut.of(queries.get_report(session, report_id))
 
 
 PEOPLE_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -451,9 +421,9 @@ def list_people(
     offset: Offset = 0,
     limit: Limit = 100,
     after: After = "",
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
-) -> PeoplePage | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    _: Access = in_incident(Permission.READ),
+) -> PeoplePage:
     """The incident's people. Without ``q`` or a filter: by name (then id), with
     ``next_after``, the cursor of the next page: pass it as ``after`` to walk a long list
     at the same cost per page however deep (``offset`` works too, but reads every earlier
@@ -462,16 +432,11 @@ def list_people(
     latest claim's status, ``alert=open`` people with an open alert, ``alert=closed``
     people whose alerts are all closed, ``organization`` people that organisation
     reported on; paged by ``offset`` only."""
-    authorize(principal, Permission.READ, incident_id)
-    try:
-        queries.get_incident(session, incident_id)
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
     searching = bool(q.strip() or status or alert or organization.strip())
     if after and searching:
-        return trace_error_response(422, InvalidInputError(AFTER_WITH_SEARCH))
+        raise InvalidInputError(AFTER_WITH_SEARCH)
     if after and offset:
-        return trace_error_response(422, InvalidInputError(AFTER_WITH_OFFSET))
+        raise InvalidInputError(AFTER_WITH_OFFSET)
     if searching:
         page = search.search_page(
             session,
@@ -484,10 +449,7 @@ def list_people(
             limit=limit,
         )
     elif after:
-        try:
-            page = queries.people_page_after(session, incident_id, after=after, limit=limit)
-        except BadCursorError as exc:
-            return trace_error_response(422, exc)
+        page = queries.people_page_after(session, incident_id, after=after, limit=limit)
     else:
         page = queries.people_page(session, incident_id, offset=offset, limit=limit)
     return PeoplePage(
@@ -505,15 +467,10 @@ def list_alerts(
     state: AlertState = AlertState.OPEN,
     offset: Offset = 0,
     limit: Limit = 100,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
-) -> AlertPage | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    _: Access = in_incident(Permission.READ),
+) -> AlertPage:
     """The incident's alerts in one state (default open), newest first."""
-    authorize(principal, Permission.READ, incident_id)
-    try:
-        queries.get_incident(session, incident_id)
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
     page = queries.alerts_page(session, incident_id, state=state, offset=offset, limit=limit)
     return AlertPage(
         items=[AlertOut.of(a) for a in page.items],
@@ -531,16 +488,16 @@ def list_alerts(
 def reset(
     request: Request,
     _body: ResetIn,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.DEMO_RESET),
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.DEMO_RESET),
 ) -> ResetOut | JSONResponse:
     """Delete everything (investigation runs included) and seed the demo again.
 
     Only on a demo server (``trace demo``, ``trace serve --demo``); elsewhere 403."""
     if not is_demo(request):
         return JSONResponse({"detail": DEMO_ONLY_MESSAGE, "code": "demo_only"}, status_code=403)
-    authorize(principal, Permission.DEMO_RESET, None)  # it deletes every incident's records
-    incident = demo_reset.reset(session, request.app.state.settings, actor=principal.actor)
+    authorize(access.principal, Permission.DEMO_RESET, None)  # it deletes every incident
+    incident = demo_reset.reset(session, request.app.state.settings, actor=access.actor)
     session.commit()
     summary = next(s for s in queries.list_incidents(session) if s.incident.id == incident.id)
     return ResetOut(

@@ -15,16 +15,16 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.responses import Response
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from trace_app.accounts.demo_accounts import DEMO_ACCOUNT_NAMES
 from trace_app.demo_reset import seed_if_empty
+from trace_app.domain.errors import TraceError
 from trace_app.investigation.model_settings import ModelSettings
 from trace_app.settings import DEFAULT_ALLOWED_HOSTS, TraceSettings
 from trace_app.store.db import Database
@@ -44,9 +44,9 @@ from trace_app.web import (
     review_routes,
 )
 from trace_app.web.account_routes import LoginThrottle
-from trace_app.web.auth import NotSignedIn, Refused, not_signed_in_response, refused_response
 from trace_app.web.deps import ReportContextProvider, make_templates
 from trace_app.web.errors import http_error_handler, validation_handler
+from trace_app.web.failures import RefusalAudit, trace_error_handler
 from trace_app.web.security import SecurityMiddleware
 from trace_app.web.throttle import PassphraseThrottle, PublishLimiter
 
@@ -107,8 +107,8 @@ def create_app(
 
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
-    app.add_exception_handler(NotSignedIn, _not_signed_in)
-    app.add_exception_handler(Refused, _refused)
+    app.add_exception_handler(TraceError, trace_error_handler)
+    app.state.refusal_audit = RefusalAudit(settings)
     app.add_middleware(
         SecurityMiddleware,
         max_body_bytes=settings.max_body_bytes,
@@ -122,6 +122,10 @@ def create_app(
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(settings.trusted_proxies))
     static_dir = resources.files("trace_app.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static_dir)), name="static")
+    # Swagger UI for /docs, from its package (no CDN): scripts and styles, nothing secret
+    from swagger_ui_bundle import swagger_ui_path
+
+    app.mount("/docs/assets", StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
     app.include_router(account_routes.router)
     app.include_router(alert_routes.api_router)
     app.include_router(alert_routes.page_router)
@@ -142,15 +146,6 @@ def create_app(
     app.include_router(review_routes.router)
     investigation_routes.setup(app, model)
     return app
-
-
-async def _not_signed_in(request: Request, _exc: Exception) -> Response:
-    return not_signed_in_response(request)
-
-
-async def _refused(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, Refused)
-    return refused_response(request, exc)
 
 
 def app_from_env() -> FastAPI:

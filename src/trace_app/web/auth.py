@@ -1,13 +1,10 @@
 """Who is asking, and may they: the web side of :mod:`trace_app.accounts`.
 
-Every route names what it needs with one of these dependencies, and a test built from
-the app's own route list fails for a route that names none:
-
-- ``needs(Permission.X)``: a signed-in user or a bearer token whose role (and scopes)
-  grant X somewhere (ASVS 8.2.1). A route that touches one incident's records then calls
-  :func:`authorize` with that incident (ASVS 8.2.2, object level).
-- ``SIGNED_IN``: any signed-in principal (sign out, the account page).
-- ``PUBLIC``: the login page and the health check only.
+Routes name what they need through :mod:`trace_app.web.gate` (``anywhere``,
+``in_incident``, ``on_record``, ``signed_in``) or ``PUBLIC`` (the login page and the
+health check only); a test built from the app's own route list fails for a route that
+names none. This module holds what the gate uses: the principal behind a request, the
+object-level check (:func:`authorize`, ASVS 8.2.2), and the 401 and 403 answers.
 
 A browser sends the session cookie (``trace_session``); a machine client sends
 ``Authorization: Bearer trc_...``. Without either, the API answers 401 with
@@ -17,14 +14,14 @@ without the permission gets 403. Both bodies are the API's usual ``{"detail", "c
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse, RedirectResponse
-from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyCookie, HTTPBearer
 from starlette.responses import Response
 
 from trace_app.accounts import identify
@@ -32,6 +29,7 @@ from trace_app.accounts import sessions as web_sessions
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
+from trace_app.domain.errors import NotSignedInError, RefusedError
 from trace_app.domain.text import name_key
 from trace_app.settings import TraceSettings
 from trace_app.store.models import Alert, Person, Report
@@ -53,21 +51,9 @@ PUBLIC_MARK = "public"
 SIGNED_IN_MARK = "signed-in"
 
 
-class NotSignedIn(Exception):
-    """No valid session or token: 401 (API) or a redirect to the login page."""
-
-    code = "not_signed_in"
-    message = "Sign in first: this server holds personal data of people in a disaster."
-
-
-class Refused(Exception):
-    """Signed in, but the role (or the token's scopes) does not allow it here: 403."""
-
-    code = "forbidden"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+# The access errors are the domain's (one error tree); these names are the web's.
+NotSignedIn = NotSignedInError
+Refused = RefusedError
 
 
 def settings_of(request: Request) -> TraceSettings:
@@ -99,19 +85,28 @@ def _resolve(request: Request, bearer: str | None, cookie: str | None) -> Princi
     return None
 
 
-def current_principal(
-    request: Request,
-    bearer: HTTPAuthorizationCredentials | None = Depends(bearer_scheme),
-    cookie: str | None = Depends(cookie_scheme),
-) -> Principal | None:
+def _bearer_token(request: Request) -> str | None:
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not credentials.strip():
+        return None
+    return credentials.strip()
+
+
+def principal_of(request: Request) -> Principal | None:
     """The principal behind the request's token or session cookie (a token wins), or None.
     Kept on ``request.state.principal`` for the templates' "signed in as" line."""
     if hasattr(request.state, "principal"):
         cached: Principal | None = request.state.principal
         return cached
-    principal = _resolve(request, bearer.credentials if bearer else None, cookie)
+    principal = _resolve(
+        request, _bearer_token(request), request.cookies.get(cookie_scheme.model.name)
+    )
     request.state.principal = principal
     return principal
+
+
+async def _public() -> None:
+    return None
 
 
 def _mark(dependency: Callable[..., Any], mark: str) -> Callable[..., Any]:
@@ -119,17 +114,7 @@ def _mark(dependency: Callable[..., Any], mark: str) -> Callable[..., Any]:
     return dependency
 
 
-def _needs(permission: Permission) -> Callable[..., Awaitable[Principal]]:
-    # async: the check is pure, so it costs no thread hop
-    async def dependency(principal: Principal | None = Depends(current_principal)) -> Principal:
-        if principal is None:
-            raise NotSignedIn
-        if not principal.can_somewhere(permission):
-            raise Refused(refusal_message(principal, permission))
-        return principal
-
-    dependency.__name__ = f"needs_{permission.name.lower()}"
-    return _mark(dependency, permission.value)
+PUBLIC: Any = Depends(_mark(_public, PUBLIC_MARK))
 
 
 def refusal_message(principal: Principal, permission: Permission) -> str:
@@ -138,37 +123,28 @@ def refusal_message(principal: Principal, permission: Permission) -> str:
     return f"Your role does not allow this ({permission.value} is needed)."
 
 
-_NEEDS: dict[Permission, Callable[..., Awaitable[Principal]]] = {p: _needs(p) for p in Permission}
-
-
-def needs(permission: Permission) -> Any:
-    """``principal: Principal = needs(Permission.READ)`` in a route's signature."""
-    return Depends(_NEEDS[permission])
-
-
-async def _signed_in(principal: Principal | None = Depends(current_principal)) -> Principal:
-    if principal is None:
-        raise NotSignedIn
-    return principal
-
-
-async def _public() -> None:
-    return None
-
-
-SIGNED_IN: Any = Depends(_mark(_signed_in, SIGNED_IN_MARK))
-PUBLIC: Any = Depends(_mark(_public, PUBLIC_MARK))
-
-
-def authorize(principal: Principal, permission: Permission, incident_id: str | None) -> None:
-    """The object-level check: may ``principal`` do ``permission`` in this incident?"""
+def authorize(
+    principal: Principal,
+    permission: Permission,
+    incident_id: str | None,
+    *,
+    anywhere: bool = False,
+) -> None:
+    """The object-level check: may ``principal`` do ``permission`` in this incident?
+    (``anywhere``: the function-level check, in some incident.)"""
+    if anywhere:
+        if principal.can_somewhere(permission):
+            return
+        raise RefusedError(refusal_message(principal, permission), permission=permission.value)
     if principal.can(permission, incident_id):
         return
     if incident_id is None:
-        raise Refused(f"This needs {permission.value} in every incident, which you do not have.")
-    if not principal.may_see(incident_id):
-        raise Refused("You are not a member of this incident.")
-    raise Refused(refusal_message(principal, permission))
+        message = f"This needs {permission.value} in every incident, which you do not have."
+    elif not principal.may_see(incident_id):
+        message = "You are not a member of this incident."
+    else:
+        message = refusal_message(principal, permission)
+    raise RefusedError(message, permission=permission.value, incident_id=incident_id)
 
 
 def authorize_record(
@@ -212,7 +188,7 @@ def wants_json(request: Request) -> bool:
 def not_signed_in_response(request: Request) -> Response:
     if wants_json(request):
         return JSONResponse(
-            {"detail": NotSignedIn.message, "code": NotSignedIn.code},
+            {"detail": NotSignedInError.MESSAGE, "code": NotSignedInError.code},
             status_code=401,
             headers={"WWW-Authenticate": 'Bearer realm="trace"'},
         )
@@ -220,11 +196,11 @@ def not_signed_in_response(request: Request) -> Response:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
     return render(
-        request, "error.html", {"title": "Sign in first", "message": NotSignedIn.message}, 401
+        request, "error.html", {"title": "Sign in first", "message": NotSignedInError.MESSAGE}, 401
     )
 
 
-def refused_response(request: Request, exc: Refused) -> Response:
+def refused_response(request: Request, exc: RefusedError) -> Response:
     if wants_json(request):
         return JSONResponse({"detail": exc.message, "code": exc.code}, status_code=403)
     return render(request, "error.html", {"title": "Not allowed", "message": exc.message}, 403)

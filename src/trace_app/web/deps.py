@@ -7,7 +7,7 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescape
 from jinja2.runtime import Context
@@ -104,12 +104,24 @@ def database(request: Request) -> Database:
     return db
 
 
-def get_session(request: Request) -> Iterator[Session]:
-    """A session per request; handlers that write commit themselves. Like every session a
-    route opens (:func:`open_session`), it refuses to commit a change without its audit
-    row (:func:`trace_app.domain.audit.require_audit`)."""
+def _unit_of_work(request: Request) -> Iterator[Session]:
+    """The request's session, its unit of work: committed when the route returns, rolled
+    back on any error (before the error handler answers). Like every session a route opens
+    (:func:`open_session`), it refuses to commit a change without its audit row
+    (:func:`trace_app.domain.audit.require_audit`). A domain function that commits itself
+    (``publish_and_commit``) leaves it nothing to do."""
     with open_session(request) as session:
-        yield session
+        try:
+            yield session
+        except BaseException:
+            session.rollback()
+            raise
+        session.commit()
+
+
+# ``session: Session = UNIT_OF_WORK`` in a route's signature. Scoped to the route function,
+# so the commit happens before the response is sent (a failed commit is the answer).
+UNIT_OF_WORK: Any = Depends(_unit_of_work, scope="function")
 
 
 def open_session(request: Request) -> Session:

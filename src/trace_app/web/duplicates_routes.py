@@ -18,15 +18,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi import Path, Query, Request
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
 from trace_app.domain.duplicate_queue import (
     DUPLICATES_PER_PAGE,
@@ -38,13 +37,14 @@ from trace_app.domain.errors import InvalidInputError, NotFoundError, TooManyPeo
 from trace_app.domain.links import decide_link_and_commit
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.store.models import AlertState, ClaimStatus, LinkDecision, Person
-from trace_app.web.auth import authorize, needs
-from trace_app.web.deps import get_session, open_session, render
-from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_response
-from trace_app.web.paging import BAD_PAGE_MESSAGE, page_number
+from trace_app.web.deps import UNIT_OF_WORK, open_session, render
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+from trace_app.web.failures import failing_as
+from trace_app.web.gate import Access, gated_router, in_incident
+from trace_app.web.paging import page_number, page_number_or_refuse
 
-api_router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
-page_router = APIRouter(include_in_schema=False)
+api_router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+page_router = gated_router(include_in_schema=False)
 
 IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 MAX_OFFSET = 1_000_000_000
@@ -118,21 +118,13 @@ def list_duplicates(
     incident_id: IncidentId,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Query(ge=1, le=queries.MAX_PAGE_SIZE)] = DUPLICATES_PER_PAGE,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
-) -> DuplicatePageOut | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    _: Access = in_incident(Permission.READ),
+) -> DuplicatePageOut:
     """The incident's possible duplicates, oldest pair first: each side's name, age,
     latest status, place, source and alert, and the reasons. A person decides each pair
     (``POST /api/people/{id}/links``)."""
-    authorize(principal, Permission.READ, incident_id)
-    try:
-        queries.get_incident(session, incident_id)
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
-    try:
-        page = duplicates_page(session, incident_id, offset=offset, limit=limit)
-    except TooManyPeopleError as exc:
-        return trace_error_response(409, exc)
+    page = duplicates_page(session, incident_id, offset=offset, limit=limit)
     return DuplicatePageOut(
         items=[DuplicatePairOut.of(p) for p in page.items],
         total=page.total,
@@ -145,74 +137,62 @@ def list_duplicates(
 def duplicates(
     request: Request,
     incident_id: str,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
+    session: Session = UNIT_OF_WORK,
+    access: Access = in_incident(Permission.READ),
 ) -> Response:
-    authorize(principal, Permission.READ, incident_id)
-    try:
-        incident = queries.get_incident(session, incident_id)
-    except NotFoundError as exc:
-        return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
-    number = page_number(request.query_params.get("page", "1"))
-    if number is None:
-        context = {"title": "No such page", "message": BAD_PAGE_MESSAGE}
-        return render(request, "error.html", context, 422)
+    incident = queries.get_incident(session, incident_id)
+    failing_as(request, "No such page")
+    number = page_number_or_refuse(request.query_params.get("page", "1"))
     limit = DUPLICATES_PER_PAGE
     shown: dict[str, object] = {
         "incident": incident,
         "nav_incident": incident,
         "decided": request.query_params.get("decided", ""),
-        "may_decide": principal.can(Permission.LINKS_WRITE, incident_id),
+        "may_decide": access.principal.can(Permission.LINKS_WRITE, incident_id),
     }
     try:
         page = duplicates_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
-    except TooManyPeopleError as exc:
+    except TooManyPeopleError as exc:  # the page itself says why, with the way around it
         return render(request, "duplicates.html", {**shown, "too_many": str(exc)}, 409)
     return render(request, "duplicates.html", {**shown, "page": page})
 
 
 @page_router.post("/incidents/{incident_id}/duplicates/decisions")
 async def decide_pair(
-    request: Request, incident_id: str, principal: Principal = needs(Permission.LINKS_WRITE)
+    request: Request, incident_id: str, access: Access = in_incident(Permission.LINKS_WRITE)
 ) -> Response:
     submitted = await request.form()
     names = ("person_id", "other_person_id", "decision", "note", "page")
     values = {name: submitted.get(name, "") for name in names}
     texts = {name: value if isinstance(value, str) else "" for name, value in values.items()}
-    return await run_in_threadpool(_decide_pair, request, principal, incident_id, texts)
+    return await run_in_threadpool(_decide_pair, request, access, incident_id, texts)
 
 
-def _refused(request: Request, title: str, message: str, status: int) -> Response:
-    return render(request, "error.html", {"title": title, "message": message}, status)
+class NotOfThisIncident(NotFoundError):
+    code = "not_of_this_incident"
 
 
 def _decide_pair(
-    request: Request, principal: Principal, incident_id: str, values: dict[str, str]
+    request: Request, access: Access, incident_id: str, values: dict[str, str]
 ) -> Response:
-    authorize(principal, Permission.LINKS_WRITE, incident_id)
+    failing_as(request, "Not decided")
     decision = next((d for d in QUEUE_DECISIONS if d.value == values["decision"]), None)
     if decision is None:
-        return _refused(request, "Not decided", "Choose same person or different people.", 422)
+        raise InvalidInputError("Choose same person or different people.")
     with open_session(request) as check:  # a short read: the write starts clean
         for pid in (values["person_id"], values["other_person_id"]):
             person = check.get(Person, pid) if pid else None
             if person is None or person.incident_id != incident_id:
-                message = "Both people must be records of this incident."
-                return _refused(request, "Not decided", message, 404)
+                raise NotOfThisIncident("Both people must be records of this incident.")
     with open_session(request) as session:
-        try:
-            decide_link_and_commit(
-                session,
-                values["person_id"],
-                values["other_person_id"],
-                decision,
-                values["note"],
-                actor=principal.actor,
-            )
-        except NotFoundError as exc:
-            return _refused(request, "Not found", str(exc), 404)
-        except InvalidInputError as exc:
-            return _refused(request, "Not decided", str(exc), 422)
+        decide_link_and_commit(
+            session,
+            values["person_id"],
+            values["other_person_id"],
+            decision,
+            values["note"],
+            actor=access.actor,
+        )
     number = page_number(values["page"]) or 1
     return RedirectResponse(
         f"/incidents/{incident_id}/duplicates?page={number}&decided={decision.value}",

@@ -11,30 +11,28 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Path, Request
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi import Path, Request
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.accounts.principal import Principal
-from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.incidents import set_time_zone
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.domain.time_zones import MAX_TIME_ZONE_CHARACTERS
-from trace_app.web.auth import authorize, needs
-from trace_app.web.deps import get_session, open_session, render
+from trace_app.web.deps import UNIT_OF_WORK, open_session
 from trace_app.web.errors import (
     COMMON_RESPONSES,
     ErrorOut,
     ValidationErrorOut,
-    trace_error_response,
 )
+from trace_app.web.failures import failing_as
+from trace_app.web.gate import Access, gated_router, in_incident
 
-api_router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
-page_router = APIRouter(include_in_schema=False)
+api_router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+page_router = gated_router(include_in_schema=False)
 
 IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 
@@ -65,46 +63,29 @@ class TimeZoneOut(BaseModel):
 def put_time_zone(
     incident_id: IncidentId,
     data: TimeZoneIn,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.INCIDENTS_WRITE),
-) -> TimeZoneOut | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    access: Access = in_incident(Permission.INCIDENTS_WRITE),
+) -> TimeZoneOut:
     """Set the zone the incident's pages show times in (audited); times stay UTC here."""
-    authorize(principal, Permission.INCIDENTS_WRITE, incident_id)
-    try:
-        incident = set_time_zone(session, incident_id, data.time_zone, actor=principal.actor)
-        session.commit()
-    except NotFoundError as exc:
-        session.rollback()
-        return trace_error_response(404, exc)
-    except InvalidInputError as exc:
-        session.rollback()
-        return trace_error_response(422, exc)
+    incident = set_time_zone(session, incident_id, data.time_zone, actor=access.actor)
     return TimeZoneOut(incident_id=incident.id, time_zone=incident.time_zone)
 
 
 @page_router.post("/incidents/{incident_id}/time-zone")
 async def time_zone_form(
-    request: Request, incident_id: str, principal: Principal = needs(Permission.INCIDENTS_WRITE)
+    request: Request, incident_id: str, access: Access = in_incident(Permission.INCIDENTS_WRITE)
 ) -> Response:
     submitted = await request.form()
     value = submitted.get("time_zone", "")
     zone = value if isinstance(value, str) else ""
-    return await run_in_threadpool(_set_from_form, request, principal, incident_id, zone)
+    return await run_in_threadpool(_set_from_form, request, access, incident_id, zone)
 
 
-def _set_from_form(request: Request, principal: Principal, incident_id: str, zone: str) -> Response:
-    authorize(principal, Permission.INCIDENTS_WRITE, incident_id)
+def _set_from_form(request: Request, access: Access, incident_id: str, zone: str) -> Response:
+    failing_as(request, "Time zone not changed")
     with open_session(request) as session:
-        try:
-            set_time_zone(session, incident_id, zone, actor=principal.actor)
-            session.commit()
-        except NotFoundError as exc:
-            session.rollback()
-            return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
-        except InvalidInputError as exc:
-            session.rollback()
-            title = "Time zone not changed"
-            return render(request, "error.html", {"title": title, "message": str(exc)}, 422)
+        set_time_zone(session, incident_id, zone, actor=access.actor)
+        session.commit()
     return RedirectResponse(
         f"/incidents/{quote(incident_id)}/people?time_zone_set=1", status_code=303
     )

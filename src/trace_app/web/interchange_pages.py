@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import RedirectResponse
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.responses import Response
@@ -33,12 +34,13 @@ from trace_app.accounts import sessions as web_sessions
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import audit, import_runs, queries
-from trace_app.domain.errors import InvalidInputError, NotFoundError
+from trace_app.domain.errors import NotFoundError, TraceError
 from trace_app.domain.import_runs import ImportChangedError, ImportKind, ImportRequest
-from trace_app.interchange.pfif import PfifError
 from trace_app.store.models import Incident
-from trace_app.web.auth import authorize, needs, settings_of
+from trace_app.web.auth import authorize, settings_of
 from trace_app.web.deps import open_session, render
+from trace_app.web.failures import failing_as
+from trace_app.web.gate import Access, custom, gated_router, needs
 from trace_app.web.interchange_routes import ImportSummaryOut, import_turn, stream_export
 from trace_app.web.pending_imports import (
     PendingImport,
@@ -48,7 +50,7 @@ from trace_app.web.pending_imports import (
 )
 from trace_app.web.security import csrf_field_matches
 
-router = APIRouter(include_in_schema=False)
+router = gated_router(include_in_schema=False)
 
 # At most this many problems, skipped records and look-alikes are shown on the preview
 # (every one is counted).
@@ -110,7 +112,8 @@ def _import_form(
 
 
 @router.get("/import")
-def import_page(request: Request, principal: Principal = needs(Permission.PFIF_WRITE)) -> Response:
+def import_page(request: Request, access: Access = needs(Permission.PFIF_WRITE)) -> Response:
+    principal = access.principal
     values = {
         "incident_id": request.query_params.get("incident_id", ""),
         "kind": request.query_params.get("kind", ImportKind.CSV.value),
@@ -120,8 +123,9 @@ def import_page(request: Request, principal: Principal = needs(Permission.PFIF_W
 
 
 @router.post("/import")
-async def upload(request: Request, principal: Principal = needs(Permission.PFIF_WRITE)) -> Response:
+async def upload(request: Request, access: Access = needs(Permission.PFIF_WRITE)) -> Response:
     """Keep the file, dry-run it, and send the browser to the preview."""
+    principal = access.principal
     async with request.form(max_files=1, max_fields=8) as form:
         values = {
             name: value if isinstance(value := form.get(name, ""), str) else ""
@@ -133,13 +137,12 @@ async def upload(request: Request, principal: Principal = needs(Permission.PFIF_
             )
             return _error(request, "Not allowed", message, 403)
         file = form.get("file")
-        try:
-            kind = ImportKind(values["kind"])
-        except ValueError:
+        if values["kind"] not in ImportKind._value2member_map_:
             return _import_form(request, principal, values, "Choose what kind of file it is.", 422)
+        kind = ImportKind(values["kind"])
         if not values["incident_id"]:
             return _import_form(request, principal, values, "Choose the incident.", 422)
-        authorize(principal, Permission.PFIF_WRITE, values["incident_id"])
+        authorize(principal, Permission.PFIF_WRITE, values["incident_id"])  # named by the form
         if kind is ImportKind.CSV and not values["source_name"].strip():
             message = "Name the organisation the shelter list comes from."
             return _import_form(request, principal, values, message, 422)
@@ -170,12 +173,15 @@ async def upload(request: Request, principal: Principal = needs(Permission.PFIF_
     return RedirectResponse(f"/import/{pending.token}", status_code=303)
 
 
-def _request(pending: PendingImport, *, skip_invalid: bool = False) -> ImportRequest:
+def _request(
+    pending: PendingImport, principal: Principal, *, skip_invalid: bool = False
+) -> ImportRequest:
     return ImportRequest(
         ImportKind(pending.kind),
         pending.incident_id,
         source_name=pending.source_name,
         skip_invalid=skip_invalid,
+        own_sources_only=not principal.sees_every_incident(),
     )
 
 
@@ -199,16 +205,16 @@ def _preview(
         try:
             outcome = import_runs.dry_run(
                 session,
-                _request(pending),
+                _request(pending, principal),
                 stream,
                 domain=settings.pfif_domain,
                 max_bytes=settings.pfif_max_bytes,
                 actor=principal.actor,
             )
-        except NotFoundError as exc:
-            return str(exc), 404
-        except (PfifError, InvalidInputError) as exc:
-            return f"Nothing can be imported from this file: {exc}", 422
+        except TraceError as exc:  # shown on the upload form, beside what was chosen
+            if isinstance(exc, NotFoundError):
+                return str(exc), exc.http_status
+            return f"Nothing can be imported from this file: {exc}", exc.http_status
         audit.record(
             session,
             principal.actor,
@@ -232,32 +238,37 @@ def _preview(
     return None
 
 
-def _pending_or_error(
-    request: Request, principal: Principal, token: str
-) -> PendingImport | Response:
-    pending = _uploads(request).load(token, _owner(request, principal))
-    if pending is None:
-        message = (
+class UploadNotFoundError(NotFoundError):
+    code = "upload_not_found"
+    page_title = "Upload not found"
+
+
+def _pending(request: Request, token: str) -> PendingImport:
+    """The signed-in principal's kept upload (UploadNotFoundError otherwise)."""
+    principal = getattr(request.state, "principal", None)
+    found = _uploads(request).load(token, _owner(request, principal)) if principal else None
+    if found is None:
+        raise UploadNotFoundError(
             "This upload is not here: it expired (uploads are kept for 30 minutes), was "
             "sent from another browser session, or does not exist. Upload the file again."
         )
-        return _error(request, "Upload not found", message, 404)
-    authorize(principal, Permission.PFIF_WRITE, pending.incident_id)
-    return pending
+    return found
+
+
+def _pending_incident(_session: Session, request: Request) -> str:
+    """The gate's finder for ``/import/{token}``: the incident of the kept upload."""
+    return _pending(request, str(request.path_params.get("token", ""))).incident_id
 
 
 @router.get("/import/{token}")
 def preview_page(
-    request: Request, token: str, principal: Principal = needs(Permission.PFIF_WRITE)
+    request: Request,
+    token: str,
+    _: Access = custom(Permission.PFIF_WRITE, _pending_incident),
 ) -> Response:
-    pending = _pending_or_error(request, principal, token)
-    if isinstance(pending, Response):
-        return pending
+    pending = _pending(request, token)
     with open_session(request) as session:
-        try:
-            incident = queries.get_incident(session, pending.incident_id)
-        except NotFoundError as exc:
-            return _error(request, "Not found", str(exc), 404)
+        incident = queries.get_incident(session, pending.incident_id)
     return render(
         request,
         "import_preview.html",
@@ -273,12 +284,13 @@ def preview_page(
 
 @router.post("/import/{token}/confirm")
 async def confirm(
-    request: Request, token: str, principal: Principal = needs(Permission.PFIF_WRITE)
+    request: Request,
+    token: str,
+    access: Access = custom(Permission.PFIF_WRITE, _pending_incident),
 ) -> Response:
     """Import the kept file for real, if it still does what its preview said."""
-    pending = _pending_or_error(request, principal, token)
-    if isinstance(pending, Response):
-        return pending
+    principal = access.principal
+    pending = _pending(request, token)
     if pending.state != "previewed":
         return RedirectResponse(f"/import/{quote(token)}", status_code=303)
     async with import_turn(request):
@@ -290,32 +302,26 @@ def _confirm(request: Request, principal: Principal, pending: PendingImport) -> 
     uploads = _uploads(request)
     # a preview with invalid records promised to import the valid ones only
     skip = bool(pending.counts and pending.counts[-1] > 0)
-    try:
-        stream = uploads.open_data(pending)
-    except ValueError as exc:
-        uploads.discard(pending.token)
-        return _error(request, "Upload the file again", str(exc), 409)
+    failing_as(request, "Upload the file again")
+    stream = uploads.open_data(pending)  # an UploadChangedError discards it first
+    failing_as(request, "Nothing was imported")
     with stream, open_session(request) as session:
         try:
             outcome = import_runs.confirm_import(
                 session,
-                _request(pending, skip_invalid=skip),
+                _request(pending, principal, skip_invalid=skip),
                 stream,
                 tuple(pending.counts),  # type: ignore[arg-type]
                 domain=settings.pfif_domain,
                 max_bytes=settings.pfif_max_bytes,
                 actor=principal.actor,
             )
-        except ImportChangedError as exc:
+        except ImportChangedError as exc:  # the preview page shows what it would do now
             pending.preview = _shown(exc.outcome)
             pending.counts = list(import_runs.counts(exc.outcome.summary))
             pending.changed = True
             uploads.save(pending)
             return RedirectResponse(f"/import/{quote(pending.token)}", status_code=303)
-        except NotFoundError as exc:
-            return _error(request, "Not found", str(exc), 404)
-        except (PfifError, InvalidInputError) as exc:
-            return _error(request, "Nothing was imported", str(exc), 422)
     pending.state = "imported"
     pending.changed = False
     pending.result = _shown(outcome)
@@ -328,8 +334,8 @@ def _confirm(request: Request, principal: Principal, pending: PendingImport) -> 
 
 
 @router.get("/export")
-def export_page(request: Request, principal: Principal = needs(Permission.PFIF_READ)) -> Response:
-    incidents = _choices(request, principal, Permission.PFIF_READ)
+def export_page(request: Request, access: Access = needs(Permission.PFIF_READ)) -> Response:
+    incidents = _choices(request, access.principal, Permission.PFIF_READ)
     chosen = request.query_params.get("incident_id", "")
     return render(
         request,
@@ -344,7 +350,7 @@ def export_page(request: Request, principal: Principal = needs(Permission.PFIF_R
 
 
 @router.get("/export/file")
-def export_file(request: Request, principal: Principal = needs(Permission.PFIF_READ)) -> Response:
+def export_file(request: Request, access: Access = needs(Permission.PFIF_READ)) -> Response:
     """The chosen incident in the chosen format, streamed as it is read, and audited."""
     incident_id = request.query_params.get("incident_id", "")
     chosen = request.query_params.get("format", "")
@@ -353,8 +359,5 @@ def export_file(request: Request, principal: Principal = needs(Permission.PFIF_R
         return _error(request, "Choose a format", f"The format must be one of: {known}.", 422)
     if not incident_id:
         return _error(request, "Choose an incident", "Choose the incident to export.", 422)
-    authorize(principal, Permission.PFIF_READ, incident_id)
-    try:
-        return stream_export(request, principal, incident_id, chosen)
-    except NotFoundError as exc:
-        return _error(request, "Not found", str(exc), 404)
+    authorize(access.principal, Permission.PFIF_READ, incident_id)  # named by the query
+    return stream_export(request, access.principal, incident_id, chosen)

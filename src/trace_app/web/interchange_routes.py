@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel
@@ -30,20 +30,17 @@ from sqlalchemy.orm import Session
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import audit, import_runs
-from trace_app.domain.audit import Actor
-from trace_app.domain.errors import NotFoundError
 from trace_app.domain.import_runs import ImportKind, ImportRequest
 from trace_app.domain.people_csv_export import iter_people_csv
 from trace_app.domain.pfif_export import iter_incident_pfif
 from trace_app.domain.pfif_import import ImportRefusedError, ImportSummary
-from trace_app.interchange.pfif import PfifError, PfifTooLargeError
 from trace_app.settings import TraceSettings
 from trace_app.web.api import IncidentId
-from trace_app.web.auth import authorize, needs
 from trace_app.web.deps import open_session
-from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_response
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+from trace_app.web.gate import Access, gated_router, in_incident
 
-router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 
 XML = "application/xml"
 CSV = "text/csv"
@@ -142,16 +139,12 @@ def export_pfif(
     version: Annotated[
         Literal["1.4", "1.3"], Query(description="PFIF 1.4 (default), or 1.3 for older readers")
     ] = "1.4",
-    principal: Principal = needs(Permission.PFIF_READ),
+    access: Access = in_incident(Permission.PFIF_READ),
 ) -> Response:
     """The incident's people (one PFIF person each) and claims (one note each) as PFIF
     1.4, written as it is read from the database (see docs/interchange.md). Audited as
     ``pfif.export`` (who took a copy of whose data, and when)."""
-    authorize(principal, Permission.PFIF_READ, incident_id)
-    try:
-        return stream_export(request, principal, incident_id, f"pfif-{version}")
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
+    return stream_export(request, access.principal, incident_id, f"pfif-{version}")
 
 
 @router.get(
@@ -168,16 +161,12 @@ def export_pfif(
 def export_people_csv(
     incident_id: IncidentId,
     request: Request,
-    principal: Principal = needs(Permission.PFIF_READ),
+    access: Access = in_incident(Permission.PFIF_READ),
 ) -> Response:
     """One row per person with the current status, where it was said and by whom, and
     whether an alert is open (columns in docs/interchange.md). Audited as
     ``people.export``."""
-    authorize(principal, Permission.PFIF_READ, incident_id)
-    try:
-        return stream_export(request, principal, incident_id, "people-csv")
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
+    return stream_export(request, access.principal, incident_id, "people-csv")
 
 
 def stream_export(
@@ -231,10 +220,16 @@ def _import(
     body: IO[bytes],
     settings: TraceSettings,
     skip: bool,
-    actor: Actor,
+    principal: Principal,
     dry_run: bool = False,
 ) -> tuple[int, Any]:
-    request = ImportRequest(ImportKind.PFIF, incident_id, skip_invalid=skip)
+    request = ImportRequest(
+        ImportKind.PFIF,
+        incident_id,
+        skip_invalid=skip,
+        own_sources_only=not principal.sees_every_incident(),
+    )
+    actor = principal.actor
     domain, max_bytes = settings.pfif_domain, settings.pfif_max_bytes
     try:
         if dry_run:
@@ -249,22 +244,9 @@ def _import(
                 session, request, body, actor=actor, domain=domain, max_bytes=max_bytes
             )
             session.commit()
-    except NotFoundError as exc:
-        session.rollback()
-        return 404, {"detail": str(exc), "code": exc.code}
-    except ImportRefusedError as exc:
-        session.rollback()
+    except ImportRefusedError as exc:  # the one refusal whose answer carries more: the summary
         out = ImportSummaryOut.of(exc.summary, saved=False)
         return 422, {"detail": str(exc), "code": exc.code, "summary": out.model_dump(mode="json")}
-    except PfifTooLargeError as exc:
-        session.rollback()
-        return 413, {"detail": str(exc), "code": exc.code}
-    except PfifError as exc:
-        session.rollback()
-        return 422, {"detail": str(exc), "code": exc.code}
-    except BaseException:
-        session.rollback()
-        raise
     return 200, ImportSummaryOut.of(summary, saved=not dry_run).model_dump(mode="json")
 
 
@@ -306,12 +288,11 @@ async def import_pfif_route(
             "saved is false and nothing is kept"
         ),
     ] = False,
-    principal: Principal = needs(Permission.PFIF_WRITE),
+    access: Access = in_incident(Permission.PFIF_WRITE),
 ) -> JSONResponse:
     """Import a PFIF document into the incident, all or nothing (unless ``skip_invalid``);
     importing the same document again adds nothing. With ``dry_run`` the answer says what
     it would do, and nothing is kept."""
-    authorize(principal, Permission.PFIF_WRITE, incident_id)
     settings = _settings(request)
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY_BYTES) as body:
         async for chunk in request.stream():
@@ -326,7 +307,7 @@ async def import_pfif_route(
                     body,
                     settings,
                     skip_invalid,
-                    principal.actor,
+                    access.principal,
                     dry_run,
                 )
     return JSONResponse(payload, status_code=status)

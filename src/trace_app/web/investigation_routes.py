@@ -30,7 +30,7 @@ from collections import OrderedDict
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, FastAPI, Form, Path, Request
+from fastapi import FastAPI, Form, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -40,9 +40,8 @@ from starlette.responses import Response
 
 from modelgate.errors import LedgerUnavailable
 from trace_app.accounts.permissions import Permission
-from trace_app.accounts.principal import Principal
 from trace_app.domain import audit, queries
-from trace_app.domain.errors import NotFoundError
+from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.investigation import evidence_store
 from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS, ModelSettings
@@ -50,14 +49,16 @@ from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.service import InvestigationService, build_service
 from trace_app.investigation.vocabulary import MODE_MEANINGS, STATUS_MEANINGS
 from trace_app.store.models import Report
-from trace_app.web.auth import authorize, needs
+from trace_app.web.auth import authorize
 from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
 from trace_app.web.evidence_view import result_headline
+from trace_app.web.failures import failing_as
+from trace_app.web.gate import Access, gated_router, needs, on_record
 from trace_app.web.review_routes import ReviewOut, current_review, review_card_context, review_json
 from trace_app.web.throttle import PassphraseThrottle, Refusal
 
-router = APIRouter(tags=["investigation"])
+router = gated_router(tags=["investigation"])
 
 ReportId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
@@ -79,10 +80,6 @@ def service(request: Request) -> InvestigationService:
     return svc
 
 
-def _not_found(message: str) -> JSONResponse:
-    return JSONResponse({"detail": message, "code": "not_found"}, status_code=404)
-
-
 @router.post(
     "/api/reports/{report_id}/investigate",
     responses={
@@ -99,7 +96,9 @@ def _not_found(message: str) -> JSONResponse:
     },
 )
 async def investigate_api(
-    request: Request, report_id: ReportId, principal: Principal = needs(Permission.READ)
+    request: Request,
+    report_id: ReportId,
+    access: Access = on_record(Permission.READ, Report, "report_id"),
 ) -> JSONResponse:
     """Without a passphrase: the saved result (any member may see it). With one: a live
     check, which needs ``checks:run`` (a reviewer) in the report's incident; the passphrase
@@ -116,15 +115,9 @@ async def investigate_api(
         ]
         return JSONResponse(validation_body(errors), status_code=422)
     if not body.passphrase:  # a saved result or a refusal: one thread hop, no model
-        try:
-            answer = await run_in_threadpool(_without_passphrase, request, principal, report_id)
-        except NotFoundError as exc:
-            return _not_found(str(exc))
+        answer = await run_in_threadpool(_without_passphrase, request, report_id)
         return JSONResponse(_with_review(*answer))
-    try:
-        await run_in_threadpool(_check_access, request, principal, report_id, body.passphrase)
-    except NotFoundError as exc:
-        return _not_found(str(exc))
+    _may_check(access, body.passphrase)
     refusal = _throttled(request, body.passphrase)
     if refusal is not None:
         return JSONResponse(
@@ -132,26 +125,21 @@ async def investigate_api(
             status_code=429,
             headers={"Retry-After": str(refusal.retry_after_s)},
         )
-    try:
-        result = await service(request).investigate(report_id, body.passphrase)
-    except NotFoundError as exc:
-        return _not_found(str(exc))
-    await run_in_threadpool(_audit_check, request, principal, report_id, body.passphrase, result)
+    result = await service(request).investigate(report_id, body.passphrase)
+    await run_in_threadpool(_audit_check, request, access, report_id, body.passphrase, result)
     review = await run_in_threadpool(review_json, request, report_id)
     return JSONResponse(_with_review(result, review))
 
 
 @router.get("/api/reports/{report_id}/investigation", responses={**COMMON_RESPONSES, **NOT_FOUND})
 def saved_investigation_api(
-    request: Request, report_id: ReportId, principal: Principal = needs(Permission.READ)
+    request: Request,
+    report_id: ReportId,
+    _: Access = on_record(Permission.READ, Report, "report_id"),
 ) -> JSONResponse:
-    try:
-        _check_access(request, principal, report_id, None)
-        result = service(request).saved_result(report_id)
-    except NotFoundError as exc:
-        return _not_found(str(exc))
+    result = service(request).saved_result(report_id)
     if result is None:
-        return _not_found(f"No saved investigation for report {report_id!r}.")
+        raise NotFoundError(f"No saved investigation for report {report_id!r}.")
     return JSONResponse(_with_review(result, review_json(request, report_id)))
 
 
@@ -162,7 +150,7 @@ def saved_investigation_api(
         503: {"model": ErrorOut, "description": "The ledger cannot be read"},
     },
 )
-def ledger_api(request: Request, _: Principal = needs(Permission.READ)) -> JSONResponse:
+def ledger_api(request: Request, _: Access = needs(Permission.READ)) -> JSONResponse:
     svc = service(request)
     try:
         snapshot = svc.ledger_snapshot()
@@ -191,15 +179,14 @@ async def investigate_form(
     request: Request,
     report_id: str,
     passphrase: str = Form(default=""),
-    principal: Principal = needs(Permission.READ),
+    access: Access = on_record(Permission.READ, Report, "report_id"),
 ) -> Response:
+    failing_as(request, "Invalid request")
     if len(passphrase) > MAX_PASSPHRASE_CHARACTERS:  # checked here: a 422 never echoes it
-        message = f"The passphrase is longer than {MAX_PASSPHRASE_CHARACTERS} characters."
-        return render(request, "error.html", {"title": "Invalid request", "message": message}, 422)
-    try:
-        await run_in_threadpool(_check_access, request, principal, report_id, passphrase)
-    except NotFoundError as exc:
-        return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
+        raise InvalidInputError(
+            f"The passphrase is longer than {MAX_PASSPHRASE_CHARACTERS} characters."
+        )
+    _may_check(access, passphrase)
     refusal = _throttled(request, passphrase)
     if refusal is not None:
         headers = {"Retry-After": str(refusal.retry_after_s)}
@@ -211,11 +198,8 @@ async def investigate_form(
         )
         page.headers.update(headers)
         return page
-    try:
-        result = await service(request).investigate(report_id, passphrase or None)
-    except NotFoundError as exc:
-        return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
-    await run_in_threadpool(_audit_check, request, principal, report_id, passphrase, result)
+    result = await service(request).investigate(report_id, passphrase or None)
+    await run_in_threadpool(_audit_check, request, access, report_id, passphrase, result)
     if request.headers.get("hx-request") == "true":
         reviewed = await run_in_threadpool(_review_names, request, report_id)
         card = render(request, "investigation/result.html", {**card_context(result), **reviewed})
@@ -292,25 +276,19 @@ def _review_names(request: Request, report_id: str) -> dict[str, Any]:
         return review_card_context(session, queries.get_report(session, report_id))
 
 
-def _check_access(
-    request: Request, principal: Principal, report_id: str, passphrase: str | None
-) -> None:
-    """Reading a saved result needs ``read`` in the report's incident; a typed passphrase
-    (a live check) needs ``checks:run`` there. NotFoundError for an unknown report."""
-    with open_session(request) as session:
-        incident_id = queries.incident_of(session, Report, report_id)
-    authorize(principal, Permission.READ, incident_id)
+def _may_check(access: Access, passphrase: str | None) -> None:
+    """Reading a saved result needs ``read`` in the report's incident (the route's gate); a
+    typed passphrase (a live check) also needs ``checks:run`` there."""
     if passphrase:
-        authorize(principal, Permission.CHECKS_RUN, incident_id)
+        authorize(access.principal, Permission.CHECKS_RUN, access.incident)
 
 
 def _without_passphrase(
-    request: Request, principal: Principal, report_id: str
+    request: Request, report_id: str
 ) -> tuple[InvestigationResult, dict[str, Any] | None]:
     """No passphrase: the saved result (or the refusal carrying it) and the person's
     decision, read in one go. Nothing is audited: it is a read."""
     with open_session(request) as session:
-        authorize(principal, Permission.READ, queries.incident_of(session, Report, report_id))
         result = service(request).before_any_call(report_id, None, session=session)
         assert isinstance(result, InvestigationResult)  # no passphrase never reaches a model
         review = current_review(session, report_id)
@@ -319,7 +297,7 @@ def _without_passphrase(
 
 def _audit_check(
     request: Request,
-    principal: Principal,
+    access: Access,
     report_id: str,
     passphrase: str | None,
     result: InvestigationResult,
@@ -329,14 +307,13 @@ def _audit_check(
     if not passphrase:
         return
     with open_session(request) as session:
-        incident_id = queries.incident_of(session, Report, report_id)
         audit.record(
             session,
-            principal.actor,
+            access.actor,
             "investigation.check",
             object_type="report",
             object_id=report_id,
-            incident_id=incident_id,
+            incident_id=access.incident,
             after={"status": result.status.value, "mode": getattr(result.mode, "value", None)},
         )
         session.commit()

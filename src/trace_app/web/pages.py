@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Request
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
@@ -15,33 +15,31 @@ from starlette.responses import Response
 from trace_app import demo_reset
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
-from trace_app.domain import queries, search
-from trace_app.domain.errors import BadCursorError, NotFoundError
+from trace_app.domain import people_cursor, queries, search
+from trace_app.domain.errors import BadCursorError
 from trace_app.domain.search import AlertFilter
 from trace_app.store.models import AlertState, Report
-from trace_app.web.auth import authorize, authorize_record, needs
-from trace_app.web.deps import DEMO_ONLY_MESSAGE, get_session, is_demo, open_session, render
+from trace_app.web.auth import authorize
+from trace_app.web.deps import DEMO_ONLY_MESSAGE, UNIT_OF_WORK, is_demo, open_session, render
+from trace_app.web.failures import failing_as
 from trace_app.web.forms import STATUSES
-from trace_app.web.paging import BAD_CURSOR_MESSAGE, BAD_PAGE_MESSAGE, page_number
+from trace_app.web.gate import Access, gated_router, in_incident, needs, on_record
+from trace_app.web.paging import BAD_CURSOR_MESSAGE, BadPageError, page_number_or_refuse
 
-router = APIRouter(include_in_schema=False)
+router = gated_router(include_in_schema=False)
 
 
 def _visible(session: Session, principal: Principal) -> list[queries.IncidentSummary]:
     return [s for s in queries.list_incidents(session) if principal.may_see(s.incident.id)]
 
 
-def _not_found(request: Request, message: str) -> Response:
-    return render(request, "error.html", {"title": "Not found", "message": message}, 404)
-
-
 @router.get("/")
 def home(
     request: Request,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.READ),
 ) -> Response:
-    summaries = _visible(session, principal)
+    summaries = _visible(session, access.principal)
     return render(
         request,
         "home.html",
@@ -54,41 +52,27 @@ def home(
 
 
 @router.get("/incidents/{incident_id}")
-def incident(incident_id: str, _: Principal = needs(Permission.READ)) -> Response:
+def incident(incident_id: str, _: Access = in_incident(Permission.READ)) -> Response:
     return RedirectResponse(f"/incidents/{incident_id}/people", status_code=307)
 
 
 # Far beyond any incident (50 a page); SQLite's integers end at 2**63.
 
 
-class BadPage(ValueError):
-    """The ``page`` query parameter is not a page number Trace can show."""
-
-
 def _page_number(request: Request) -> int:
-    number = page_number(request.query_params.get("page", "1"))
-    if number is None:
-        raise BadPage(BAD_PAGE_MESSAGE)
-    return number
-
-
-def _bad_page(request: Request, exc: BadPage) -> Response:
-    return render(request, "error.html", {"title": "No such page", "message": str(exc)}, 422)
+    failing_as(request, "No such page")
+    return page_number_or_refuse(request.query_params.get("page", "1"))
 
 
 @router.get("/incidents/{incident_id}/people")
 async def people(
-    request: Request, incident_id: str, principal: Principal = needs(Permission.READ)
+    request: Request, incident_id: str, _: Access = in_incident(Permission.READ)
 ) -> Response:
     # One thread hop for the whole page (session, queries and rendering): the People page
     # is the busiest read.
-    authorize(principal, Permission.READ, incident_id)
-    try:
-        number = _page_number(request)
-        filters = _search_filters(request)
-        after = _after(request, filters)
-    except BadPage as exc:
-        return _bad_page(request, exc)
+    number = _page_number(request)
+    filters = _search_filters(request)
+    after = _after(request, filters)
     return await run_in_threadpool(_people_page, request, incident_id, number, filters, after)
 
 
@@ -97,7 +81,14 @@ def _after(request: Request, filters: dict[str, str]) -> str:
     (BadPage otherwise)."""
     after = request.query_params.get("after", "").strip()
     if after and any(filters.values()):
-        raise BadPage("A search is paged by page number: leave out after, or clear the search.")
+        raise BadPageError(
+            "A search is paged by page number: leave out after, or clear the search."
+        )
+    if after:
+        try:
+            people_cursor.decode(after)
+        except BadCursorError:  # the page's own words for a link that was cut short
+            raise BadPageError(BAD_CURSOR_MESSAGE) from None
     return after
 
 
@@ -109,11 +100,11 @@ def _search_filters(request: Request) -> dict[str, str]:
         for name in ("q", "status", "alert", "organization")
     }
     if any(len(value) > 200 for value in filters.values()):
-        raise BadPage("A search or filter can be at most 200 characters long.")
+        raise BadPageError("A search or filter can be at most 200 characters long.")
     if filters["status"] not in ("", *STATUSES):
-        raise BadPage(f"Status must be one of: {', '.join(STATUSES)}.")
+        raise BadPageError(f"Status must be one of: {', '.join(STATUSES)}.")
     if filters["alert"] not in ("", *(a.value for a in AlertFilter)):
-        raise BadPage("Alert must be open or closed.")
+        raise BadPageError("Alert must be open or closed.")
     return filters
 
 
@@ -125,10 +116,7 @@ def _people_page(
     ``?page=`` still opens any page by number (Previous links use it). A cursor Trace did
     not write is answered as a bad page number is (422)."""
     with open_session(request) as session:
-        try:
-            incident = queries.get_incident(session, incident_id)
-        except NotFoundError as exc:
-            return _not_found(request, str(exc))
+        incident = queries.get_incident(session, incident_id)
         limit = queries.PEOPLE_PER_PAGE
         offset = (number - 1) * limit
         if any(filters.values()):
@@ -143,14 +131,11 @@ def _people_page(
             page = search.page_of_matches(session, incident_id, matches, offset=offset, limit=limit)
             # the alerts follow the search: only those about the people it finds
             alerts = queries.open_alerts_of(session, incident_id, {m.person_id for m in matches})
+        elif after:
+            page = queries.people_page_after(session, incident_id, after=after, limit=limit)
+            alerts = queries.open_alerts(session, incident_id)
         else:
-            try:
-                if after:
-                    page = queries.people_page_after(session, incident_id, after=after, limit=limit)
-                else:
-                    page = queries.people_page(session, incident_id, offset=offset, limit=limit)
-            except BadCursorError:
-                return _bad_page(request, BadPage(BAD_CURSOR_MESSAGE))
+            page = queries.people_page(session, incident_id, offset=offset, limit=limit)
             alerts = queries.open_alerts(session, incident_id)
         closed = queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
         organizations = [o.name for o in queries.list_organizations(session)]
@@ -177,18 +162,11 @@ def _people_page(
 def reports(
     request: Request,
     incident_id: str,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
+    session: Session = UNIT_OF_WORK,
+    _: Access = in_incident(Permission.READ),
 ) -> Response:
-    authorize(principal, Permission.READ, incident_id)
-    try:
-        incident = queries.get_incident(session, incident_id)
-    except NotFoundError as exc:
-        return _not_found(request, str(exc))
-    try:
-        number = _page_number(request)
-    except BadPage as exc:
-        return _bad_page(request, exc)
+    incident = queries.get_incident(session, incident_id)
+    number = _page_number(request)
     limit = queries.PEOPLE_PER_PAGE
     page = queries.reports_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
     return render(
@@ -200,14 +178,10 @@ def reports(
 def report_view(
     request: Request,
     report_id: str,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
+    session: Session = UNIT_OF_WORK,
+    _: Access = on_record(Permission.READ, Report, "report_id"),
 ) -> Response:
-    try:
-        authorize_record(request, principal, Permission.READ, Report, report_id)
-        report = queries.get_report(session, report_id)
-    except NotFoundError as exc:
-        return _not_found(request, str(exc))
+    report = queries.get_report(session, report_id)
     context = report_page_context(request, session, report)
     context["just_published"] = request.query_params.get("published") == "1"
     return render(request, "report.html", context)
@@ -232,15 +206,15 @@ def report_page_context(request: Request, session: Session, report: Report) -> d
 @router.get("/demo/reset")
 def confirm_reset(
     request: Request,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.DEMO_RESET),
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.DEMO_RESET),
 ) -> Response:
     """Reset demo asks first: what it deletes, with the counts, and one button to go on."""
     if not is_demo(request):
         return render(
             request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
         )
-    authorize(principal, Permission.DEMO_RESET, None)
+    authorize(access.principal, Permission.DEMO_RESET, None)
     summaries = queries.list_incidents(session)
     return render(
         request,
@@ -256,14 +230,14 @@ def confirm_reset(
 @router.post("/demo/reset")
 def reset(
     request: Request,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.DEMO_RESET),
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.DEMO_RESET),
 ) -> Response:
     if not is_demo(request):
         return render(
             request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
         )
-    authorize(principal, Permission.DEMO_RESET, None)  # it deletes every incident's records
-    demo_reset.reset(session, request.app.state.settings, actor=principal.actor)
+    authorize(access.principal, Permission.DEMO_RESET, None)  # it deletes every incident
+    demo_reset.reset(session, request.app.state.settings, actor=access.actor)
     session.commit()
     return RedirectResponse("/?reset=1", status_code=303)

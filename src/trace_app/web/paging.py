@@ -3,6 +3,15 @@ message for a page cursor (``?after=``) Trace did not write."""
 
 from __future__ import annotations
 
+from trace_app.domain.errors import InvalidInputError
+
+
+class BadPageError(InvalidInputError):
+    """A page number out of range, or a page cursor Trace did not write (422)."""
+
+    code = "bad_page"
+
+
 MAX_PAGE_NUMBER = 1_000_000
 BAD_PAGE_MESSAGE = f"Page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}."
 # a page's ``after`` cursor that Trace did not write (ADR 0086)
@@ -20,3 +29,11 @@ def page_number(raw: str) -> int | None:
     except ValueError:
         return None
     return number if 1 <= number <= MAX_PAGE_NUMBER else None
+
+
+def page_number_or_refuse(raw: str) -> int:
+    """:func:`page_number`, raising :class:`BadPageError` for a bad one."""
+    number = page_number(raw)
+    if number is None:
+        raise BadPageError(BAD_PAGE_MESSAGE)
+    return number

@@ -27,14 +27,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from trace_app.domain.errors import TraceError
+
 TTL_S = 30 * 60
 COPY_CHUNK = 64 * 1024
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{32}$")
 
 
-class UploadTooLargeError(Exception):
+class UploadTooLargeError(TraceError):
+    code = "upload_too_large"
+    http_status = 413
+
     def __init__(self, limit: int) -> None:
         super().__init__(f"The file is larger than the limit of {limit:,} bytes.")
+
+
+class UploadChangedError(TraceError):
+    """The kept upload changed or went since its preview: upload it again (409)."""
+
+    code = "upload_changed"
+    http_status = 409
 
 
 def owner_key(user_id: str, session_cookie: str) -> str:
@@ -133,18 +145,23 @@ class PendingImports:
         return found
 
     def open_data(self, pending: PendingImport) -> IO[bytes]:
-        """The uploaded bytes; ValueError when they were changed or removed since."""
+        """The uploaded bytes; :class:`UploadChangedError` (the upload discarded) when they
+        were changed or removed since."""
         data, _meta = self._paths(pending.token)
         try:
             stream = open(data, "rb")
         except OSError as exc:
-            raise ValueError("The uploaded file is gone; upload it again.") from exc
+            self.discard(pending.token)
+            raise UploadChangedError("The uploaded file is gone; upload it again.") from exc
         digest = hashlib.sha256()
         while chunk := stream.read(COPY_CHUNK):
             digest.update(chunk)
         if not hmac.compare_digest(digest.hexdigest(), pending.sha256):
             stream.close()
-            raise ValueError("The uploaded file changed since its preview; upload it again.")
+            self.discard(pending.token)
+            raise UploadChangedError(
+                "The uploaded file changed since its preview; upload it again."
+            )
         stream.seek(0)
         return stream
 

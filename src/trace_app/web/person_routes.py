@@ -15,18 +15,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi import Path, Request
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.accounts.principal import Principal
 from trace_app.domain import reviews
 from trace_app.domain.duplicate_queue import person_facts
-from trace_app.domain.errors import InvalidInputError, NotFoundError
+from trace_app.domain.errors import InvalidInputError
 from trace_app.domain.links import LinkView, decide_link_and_commit, link_history
 from trace_app.domain.person_view import ClaimDetail, CurrentStatus, PersonDetail, person_detail
 from trace_app.domain.queries import get_incident
@@ -34,19 +33,15 @@ from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, IdText, NoteTex
 from trace_app.investigation import evidence_store
 from trace_app.store.models import ClaimStatus, LinkDecision, Person
 from trace_app.web.api import AlertOut
-from trace_app.web.auth import authorize_record, needs
-from trace_app.web.deps import get_session, open_session, render
-from trace_app.web.errors import (
-    COMMON_RESPONSES,
-    ErrorOut,
-    ValidationErrorOut,
-    trace_error_response,
-)
+from trace_app.web.deps import UNIT_OF_WORK, open_session, render
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
 from trace_app.web.evidence_view import result_headline
+from trace_app.web.failures import failing_as
+from trace_app.web.gate import Access, gated_router, on_record
 from trace_app.web.review_routes import ReviewOut
 
-api_router = APIRouter(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
-page_router = APIRouter(include_in_schema=False)
+api_router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+page_router = gated_router(include_in_schema=False)
 
 PersonId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 
@@ -270,18 +265,13 @@ def _detail_with_results(session: Session, person_id: str) -> tuple[PersonDetail
     responses={404: {"model": ErrorOut, "description": "No such person"}},
 )
 def get_person(
-    request: Request,
     person_id: PersonId,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
-) -> PersonDetailOut | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    _: Access = on_record(Permission.READ, Person, "person_id"),
+) -> PersonDetailOut:
     """One person: names, age, current status, claims with their reports and saved
     investigation results, alerts, possible duplicates (with reasons) and decisions."""
-    try:
-        authorize_record(request, principal, Permission.READ, Person, person_id)
-        detail, results = _detail_with_results(session, person_id)
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
+    detail, results = _detail_with_results(session, person_id)
     return PersonDetailOut.of(detail, results)
 
 
@@ -300,27 +290,15 @@ def get_person(
     },
 )
 def create_link(
-    request: Request,
     person_id: PersonId,
     data: LinkIn,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.LINKS_WRITE),
-) -> LinkOut | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    access: Access = on_record(Permission.LINKS_WRITE, Person, "person_id"),
+) -> LinkOut:
     """A reviewer's decision about two people; a later one supersedes it, both kept."""
-    try:
-        authorize_record(request, principal, Permission.LINKS_WRITE, Person, person_id)
-        link = decide_link_and_commit(
-            session,
-            person_id,
-            data.other_person_id,
-            data.decision,
-            data.note,
-            actor=principal.actor,
-        )
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
-    except InvalidInputError as exc:
-        return trace_error_response(422, exc)
+    link = decide_link_and_commit(
+        session, person_id, data.other_person_id, data.decision, data.note, actor=access.actor
+    )
     view = next(v for v in link_history(session, person_id) if v.id == link.id)
     return LinkOut.of(view)
 
@@ -329,14 +307,10 @@ def create_link(
 def person_page(
     request: Request,
     person_id: str,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
+    session: Session = UNIT_OF_WORK,
+    _: Access = on_record(Permission.READ, Person, "person_id"),
 ) -> Response:
-    try:
-        authorize_record(request, principal, Permission.READ, Person, person_id)
-        detail, results = _detail_with_results(session, person_id)
-    except NotFoundError as exc:
-        return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
+    detail, results = _detail_with_results(session, person_id)
     incident = get_incident(session, detail.incident_id)
     return render(
         request,
@@ -363,39 +337,30 @@ def person_page(
 
 @page_router.post("/people/{person_id}/links")
 async def link_form(
-    request: Request, person_id: str, principal: Principal = needs(Permission.LINKS_WRITE)
+    request: Request,
+    person_id: str,
+    access: Access = on_record(Permission.LINKS_WRITE, Person, "person_id"),
 ) -> Response:
     submitted = await request.form()
     values = {name: submitted.get(name, "") for name in ("other_person_id", "decision", "note")}
     texts = {name: value if isinstance(value, str) else "" for name, value in values.items()}
-    return await run_in_threadpool(_link_form, request, principal, person_id, texts)
+    return await run_in_threadpool(_link_form, request, access, person_id, texts)
 
 
 def _link_form(
-    request: Request, principal: Principal, person_id: str, values: dict[str, str]
+    request: Request, access: Access, person_id: str, values: dict[str, str]
 ) -> Response:
-    try:
-        decision = LinkDecision(values["decision"])
-    except ValueError:
-        return render(
-            request,
-            "error.html",
-            {"title": "Not decided", "message": "Choose same, different or undecided."},
-            422,
-        )
+    failing_as(request, "Not decided")
+    if values["decision"] not in LinkDecision._value2member_map_:
+        raise InvalidInputError("Choose same, different or undecided.")
+    decision = LinkDecision(values["decision"])
     with open_session(request) as session:
-        try:
-            authorize_record(request, principal, Permission.LINKS_WRITE, Person, person_id)
-            decide_link_and_commit(
-                session,
-                person_id,
-                values["other_person_id"],
-                decision,
-                values["note"],
-                actor=principal.actor,
-            )
-        except NotFoundError as exc:
-            return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
-        except InvalidInputError as exc:
-            return render(request, "error.html", {"title": "Not decided", "message": str(exc)}, 422)
+        decide_link_and_commit(
+            session,
+            person_id,
+            values["other_person_id"],
+            decision,
+            values["note"],
+            actor=access.actor,
+        )
     return RedirectResponse(f"/people/{person_id}?decided={decision.value}", status_code=303)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Request
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
@@ -28,11 +28,12 @@ from trace_app.domain.publish import publish_and_commit
 from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, format_local
 from trace_app.store.models import Incident, Person
 from trace_app.store.types import utc_now
-from trace_app.web.auth import authorize, needs, reporting_organization
-from trace_app.web.deps import get_session, open_session, render
+from trace_app.web.auth import authorize, reporting_organization
+from trace_app.web.deps import UNIT_OF_WORK, open_session, render
 from trace_app.web.forms import STATUSES, FormError, ReportForm
+from trace_app.web.gate import Access, gated_router, needs, on_query_record
 
-router = APIRouter(include_in_schema=False)
+router = gated_router(include_in_schema=False)
 
 PUBLISH_PATH = "/publish"
 
@@ -86,9 +87,7 @@ def _form_page(
 
 
 @router.get("/organizations")
-def old_publish_address(
-    request: Request, _: Principal = needs(Permission.REPORTS_WRITE)
-) -> Response:
+def old_publish_address(request: Request, _: Access = needs(Permission.REPORTS_WRITE)) -> Response:
     """The page's old name: links and bookmarks to it keep working."""
     query = urlencode(list(request.query_params.multi_items()))
     return RedirectResponse(PUBLISH_PATH + (f"?{query}" if query else ""), status_code=308)
@@ -97,14 +96,16 @@ def old_publish_address(
 @router.get(PUBLISH_PATH)
 def publish_form(
     request: Request,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.REPORTS_WRITE),
+    session: Session = UNIT_OF_WORK,
+    access: Access = on_query_record(Permission.REPORTS_WRITE, Person, "person_id"),
 ) -> Response:
-    incident_id = request.query_params.get("incident_id", "")
+    """The form; a person named by ``person_id`` must be one the principal may publish
+    about (the gate answers 404 or 403 otherwise, before anything of theirs is read)."""
+    principal = access.principal
     person_id = request.query_params.get("person_id", "").strip()
-    if person_id and not incident_id:
-        person = session.get(Person, person_id)
-        incident_id = person.incident_id if person is not None else ""
+    incident_id = access.incident_id or request.query_params.get("incident_id", "")
+    if incident_id and not principal.can(Permission.REPORTS_WRITE, incident_id):
+        incident_id = ""  # an incident named in the query that is not theirs: not chosen
     if not incident_id:
         incidents = _publishable(session, principal)
         incident_id = incidents[0].id if incidents else ""
@@ -133,18 +134,18 @@ def publish_form(
 @router.post("/organizations/reports")
 async def publish(
     request: Request,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.REPORTS_WRITE),
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.REPORTS_WRITE),
 ) -> Response:
     submitted = await request.form()
     form = ReportForm.from_mapping(submitted)
-    return await run_in_threadpool(_publish_form, request, session, principal, form)
+    return await run_in_threadpool(_publish_form, request, session, access.principal, form)
 
 
 def _publish_form(
     request: Request, session: Session, principal: Principal, form: ReportForm
 ) -> Response:
-    authorize(principal, Permission.REPORTS_WRITE, form.incident_id)
+    authorize(principal, Permission.REPORTS_WRITE, form.incident_id)  # named by the form
     form.source = reporting_organization(principal, form.incident_id)
     refusal = request.app.state.publish_limiter.refusal(principal.token_id or principal.user_id)
     if refusal is not None:
@@ -158,8 +159,7 @@ def _publish_form(
         zone = incident.time_zone if incident is not None else DEFAULT_TIME_ZONE
     try:
         report = publish_and_commit(session, form.to_input(zone), actor=principal.actor)
-    except (FormError, PublishError, NotFoundError) as exc:
-        session.rollback()
-        form.refuse(exc)
+    except (FormError, PublishError, NotFoundError) as exc:  # shown beside its field
+        form.refuse(exc)  # publish_and_commit has rolled back; nothing was saved
         return _form_page(request, session, principal, form, 422)
     return RedirectResponse(f"/reports/{report.id}?published=1", status_code=303)

@@ -16,17 +16,16 @@ from datetime import datetime
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi import Path, Query, Request
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.accounts.principal import Principal
 from trace_app.domain import queries, reviews
-from trace_app.domain.errors import InvalidInputError, NotFoundError
+from trace_app.domain.errors import InvalidInputError
 from trace_app.domain.reviews import (
     REVIEW_MEANINGS,
     ReviewRefusedError,
@@ -37,12 +36,13 @@ from trace_app.investigation import evidence_store, review_queue
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.review_queue import QueueItem
 from trace_app.store.models import Report, ReviewDecision
-from trace_app.web.auth import authorize, authorize_record, needs
-from trace_app.web.deps import get_session, open_session, render
-from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, trace_error_response
-from trace_app.web.paging import BAD_PAGE_MESSAGE, MAX_PAGE_NUMBER, page_number
+from trace_app.web.deps import UNIT_OF_WORK, open_session, render
+from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+from trace_app.web.failures import failing_as
+from trace_app.web.gate import Access, gated_router, in_incident, on_record
+from trace_app.web.paging import MAX_PAGE_NUMBER, page_number_or_refuse
 
-router = APIRouter(tags=["reviews"])
+router = gated_router(tags=["reviews"])
 
 Id = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
@@ -199,17 +199,12 @@ def review_queue_api(
     incident_id: Id,
     offset: Offset = 0,
     limit: Limit = 100,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
-) -> ReviewQueuePage | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    _: Access = in_incident(Permission.READ),
+) -> ReviewQueuePage:
     """The NEEDS_REVIEW results that await a person's decision, oldest run first: each
     report's latest saved run, decided with the current rules, on which no person has
     decided yet."""
-    authorize(principal, Permission.READ, incident_id)
-    try:
-        queries.get_incident(session, incident_id)
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
     page = review_queue.review_queue(session, incident_id, offset=offset, limit=limit)
     return ReviewQueuePage(
         items=[ReviewItemOut.of(item) for item in page.items],
@@ -234,25 +229,14 @@ def review_queue_api(
     },
 )
 def record_review_api(
-    request: Request,
     report_id: Id,
     data: ReviewIn,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.REVIEWS_WRITE),
-) -> ReviewOut | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    access: Access = on_record(Permission.REVIEWS_WRITE, Report, "report_id"),
+) -> ReviewOut:
     """A reviewer records a decision on the report's NEEDS_REVIEW result. Appended: a later
     decision supersedes this one and both are kept. The saved run never changes."""
-    try:
-        authorize_record(request, principal, Permission.REVIEWS_WRITE, Report, report_id)
-        row = review_queue.decide(
-            session, report_id, data.decision, data.note, actor=principal.actor
-        )
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
-    except ReviewRefusedError as exc:
-        return trace_error_response(409, exc)
-    except InvalidInputError as exc:
-        return trace_error_response(422, exc)
+    row = review_queue.decide(session, report_id, data.decision, data.note, actor=access.actor)
     return ReviewOut.of(row, row.run_id)
 
 
@@ -262,18 +246,13 @@ def record_review_api(
     responses={**COMMON_RESPONSES, 404: {"model": ErrorOut, "description": "No such report"}},
 )
 def review_history_api(
-    request: Request,
     report_id: Id,
     offset: Offset = 0,
     limit: Limit = 100,
-    session: Session = Depends(get_session),
-    principal: Principal = needs(Permission.READ),
-) -> ReviewHistory | JSONResponse:
+    session: Session = UNIT_OF_WORK,
+    _: Access = on_record(Permission.READ, Report, "report_id"),
+) -> ReviewHistory:
     """Every decision recorded on the report, newest (the current one) first."""
-    try:
-        authorize_record(request, principal, Permission.READ, Report, report_id)
-    except NotFoundError as exc:
-        return trace_error_response(404, exc)
     rows, total = reviews.review_history(session, report_id, offset=offset, limit=limit)
     shown_id = evidence_store.latest_run_id(session, report_id)
     return ReviewHistory(
@@ -295,10 +274,7 @@ def _reviews_page(
     status_code: int = 200,
 ) -> Response:
     with open_session(request) as session:
-        try:
-            incident = queries.get_incident(session, incident_id)
-        except NotFoundError as exc:
-            return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
+        incident = queries.get_incident(session, incident_id)
         limit = REVIEWS_PER_PAGE
         page = review_queue.review_queue(
             session, incident_id, offset=(number - 1) * limit, limit=limit
@@ -307,11 +283,8 @@ def _reviews_page(
         decided_report = None
         decided_review = None
         if decided:
-            try:
-                decided_report = queries.get_report(session, decided)
-            except NotFoundError:
-                decided_report = None
-            else:
+            decided_report = queries.find_report(session, decided)
+            if decided_report is not None:
                 decided_review = current_review(session, decided_report.id)
         recent = [
             {"review": ReviewOut.of(row, None), "summary": summary}
@@ -347,19 +320,18 @@ def _reviews_page(
 
 @router.get("/incidents/{incident_id}/reviews", include_in_schema=False)
 async def reviews_page(
-    request: Request, incident_id: str, principal: Principal = needs(Permission.READ)
+    request: Request, incident_id: str, _: Access = in_incident(Permission.READ)
 ) -> Response:
-    authorize(principal, Permission.READ, incident_id)
-    number = page_number(request.query_params.get("page", "1"))
-    if number is None:
-        context = {"title": "No such page", "message": BAD_PAGE_MESSAGE}
-        return render(request, "error.html", context, 422)
+    failing_as(request, "No such page")
+    number = page_number_or_refuse(request.query_params.get("page", "1"))
     return await run_in_threadpool(_reviews_page, request, incident_id, number)
 
 
 @router.post("/reports/{report_id}/review", include_in_schema=False)
 async def review_form(
-    request: Request, report_id: str, principal: Principal = needs(Permission.REVIEWS_WRITE)
+    request: Request,
+    report_id: str,
+    access: Access = on_record(Permission.REVIEWS_WRITE, Report, "report_id"),
 ) -> Response:
     """The Reviews page's form (and the report page's "Change the decision")."""
     submitted = await request.form()
@@ -372,40 +344,29 @@ async def review_form(
     number = int(page) if page.isascii() and page.isdigit() and len(page) <= 7 else 1
     number = number if 1 <= number <= MAX_PAGE_NUMBER else 1
     fields = (text("decision"), text("note"), text("back"))
-    return await run_in_threadpool(_review_form, request, principal, report_id, *fields, number)
+    return await run_in_threadpool(_review_form, request, access, report_id, *fields, number)
 
 
 def _review_form(
     request: Request,
-    principal: Principal,
+    access: Access,
     report_id: str,
     value: str,
     note: str,
     back: str,
     number: int = 1,
 ) -> Response:
+    failing_as(request, "Decision not recorded")
     with open_session(request) as session:
         try:
-            authorize_record(request, principal, Permission.REVIEWS_WRITE, Report, report_id)
             row = review_queue.decide(
-                session, report_id, reviews.parse_value(value), note, actor=principal.actor
+                session, report_id, reviews.parse_value(value), note, actor=access.actor
             )
-        except NotFoundError as exc:
-            return render(request, "error.html", {"title": "Not found", "message": str(exc)}, 404)
-        except ReviewRefusedError as exc:
-            title = "Nothing to review"
-            return render(request, "error.html", {"title": title, "message": str(exc)}, 409)
-        except InvalidInputError as exc:
-            try:
-                incident_id = queries.get_report(session, report_id).incident_id
-            except NotFoundError as missing:
-                context = {"title": "Not found", "message": str(missing)}
-                return render(request, "error.html", context, 404)
-            if back == "report":
-                title = "Decision not recorded"
-                return render(request, "error.html", {"title": title, "message": str(exc)}, 422)
+        except InvalidInputError as exc:  # shown beside the queue's card, unless from a report
+            if back == "report" or isinstance(exc, ReviewRefusedError):
+                raise
             refused = {"report_id": report_id, "message": str(exc), "decision": value, "note": note}
-            return _reviews_page(request, incident_id, number, refused, 422)
+            return _reviews_page(request, access.incident, number, refused, 422)
     if back == "report":
         return RedirectResponse(
             f"/reports/{quote(row.report_id)}?reviewed=1#review-decision", status_code=303

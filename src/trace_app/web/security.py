@@ -4,14 +4,19 @@
   reading a chunked body) is refused with 413 before the app sees it.
 - **Cross-site requests** on POST/PUT/PATCH/DELETE:
   a browser's ``Sec-Fetch-Site: cross-site`` or an ``Origin`` other than the server's own
-  is refused (403). ``/api/...`` accepts only ``application/json`` bodies (415 otherwise):
-  a cross-site page cannot send that without a CORS preflight, which Trace never grants.
+  is refused (403). ``/api/...`` accepts only ``application/json`` bodies (415 otherwise,
+  answered by the route once its gate let the caller through, so that a stranger gets
+  401 first; the app never sees such a body): a cross-site page cannot send JSON without
+  a CORS preflight, which Trace never grants.
   The one exception is ``POST /api/incidents/{id}/pfif``, which takes ``application/xml``
   (also not sendable cross-site without a preflight) up to ``xml_body_bytes``.
-  Every other unsafe request (HTML forms, htmx) must carry the double-submit token: the
-  ``trace_csrf`` cookie's value in the ``csrf_token`` form field or the ``X-CSRF-Token``
-  header (403 otherwise). The Import page's upload (``POST /import``, multipart) is
-  streamed, not buffered: its token is checked by the route (:func:`csrf_field_matches`).
+  Every other unsafe request (HTML forms, htmx) must carry the form token in the
+  ``csrf_token`` form field or the ``X-CSRF-Token`` header (403 otherwise). Signed in, the
+  token is an HMAC of the session cookie (:func:`expected_token`): bound to the session,
+  new at each sign-in, and a ``trace_csrf`` value planted before sign-in is worth nothing.
+  Before sign-in (the login form) it is the ``trace_csrf`` cookie's random value. The
+  Import page's upload (``POST /import``, multipart) is streamed, not buffered: its token
+  is checked by the route (:func:`csrf_field_matches`).
 - **Headers**: a strict Content-Security-Policy (scripts and styles from this server
   only), ``nosniff``, no framing, same-origin referrers, and ``Cache-Control: no-store``
   on everything but ``/static/`` (pages and API answers hold personal data).
@@ -24,6 +29,9 @@ The token is available to templates as ``request.state.csrf_token``.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import logging
 import re
@@ -35,23 +43,22 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from trace_app.accounts import sessions as web_sessions
+
 CSRF_COOKIE = "trace_csrf"
+SESSION_COOKIE = web_sessions.COOKIE
+CSRF_CONTEXT = b"trace form token v1"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Where a refusal that must wait for sign-in is left for the route (a wrong content type).
+DEFERRED_REFUSAL = "deferred_refusal"
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
     "object-src 'none'"
 )
-# FastAPI's interactive /docs page loads Swagger UI from a CDN with an inline script.
-DOCS_CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: "
-    "https://fastapi.tiangolo.com; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
-)
-DOCS_PATHS = frozenset({"/docs", "/redoc"})
 STATIC_PREFIX = "/static/"
 # The API operations whose body is XML (a PFIF document), and may be larger.
 XML_API_PATH = re.compile(r"^/api/incidents/[^/]+/pfif$")
@@ -66,20 +73,31 @@ EXPIRED_FORM = "The form has expired or came from another site. Reload the page 
 log = logging.getLogger(__name__)
 
 
+def expected_token(headers: Headers) -> str | None:
+    """The form token this request must carry: an HMAC of its session cookie when it has
+    one (the session's secret is the key: only its holder can compute it), else the
+    ``trace_csrf`` cookie's random value, else None."""
+    session = _cookie_value(headers, SESSION_COOKIE)
+    if session:
+        digest = hmac.new(session.encode(), CSRF_CONTEXT, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+    return _cookie_value(headers, CSRF_COOKIE)
+
+
 def csrf_field_matches(cookie_header: str | None, sent: str) -> bool:
     """For a route whose body the middleware streams (the Import page's upload): does the
-    form's ``csrf_token`` field match the cookie's token?"""
-    cookie = _cookie_token(Headers({"cookie": cookie_header})) if cookie_header else None
-    if not cookie or not sent:
+    form's ``csrf_token`` field match the request's token?"""
+    expected = expected_token(Headers({"cookie": cookie_header})) if cookie_header else None
+    if not expected or not sent:
         return False
-    return secrets.compare_digest(sent.encode(), cookie.encode())
+    return secrets.compare_digest(sent.encode(), expected.encode())
 
 
 class _TooLarge(Exception):
     pass
 
 
-def _cookie_token(headers: Headers) -> str | None:
+def _cookie_value(headers: Headers, name: str) -> str | None:
     raw = headers.get("cookie")
     if not raw:
         return None
@@ -88,7 +106,7 @@ def _cookie_token(headers: Headers) -> str | None:
         cookie.load(raw)
     except Exception:
         return None
-    morsel = cookie.get(CSRF_COOKIE)
+    morsel = cookie.get(name)
     if morsel is None or not morsel.value:
         return None
     return morsel.value
@@ -134,11 +152,12 @@ class SecurityMiddleware:
         limit = self.xml_body_bytes if is_xml else self.max_body_bytes
         if is_upload:
             limit = self.xml_body_bytes + UPLOAD_FORM_OVERHEAD
-        cookie_token = _cookie_token(headers)
-        token = cookie_token or secrets.token_urlsafe(32)
-        scope.setdefault("state", {})["csrf_token"] = token
+        nonce = _cookie_value(headers, CSRF_COOKIE)
+        new_nonce = None if nonce else secrets.token_urlsafe(32)
+        cookie_token = expected_token(headers)
+        scope.setdefault("state", {})["csrf_token"] = cookie_token or new_nonce
         https = scope.get("scheme") == "https"
-        send = self._with_headers(send, path, None if cookie_token else token, https)
+        send = self._with_headers(send, path, new_nonce, https)
 
         declared = headers.get("content-length")
         if declared is not None:
@@ -170,7 +189,12 @@ class SecurityMiddleware:
             problem = self._cross_site_problem(
                 scope, headers, body, is_api, cookie_token, is_xml, is_upload
             )
-            if problem is not None:
+            if problem is not None and problem[0] == 415:
+                # A wrong content type waits for the route's gate, so that a stranger
+                # gets 401 first; the app sees no body (trace_app.web.gate.GatedRoute).
+                scope["state"][DEFERRED_REFUSAL] = problem[1]
+                body, streamed = b"", False
+            elif problem is not None:
                 status, message = problem
                 await _refuse(send, status, message, is_api)
                 return
@@ -259,7 +283,7 @@ class SecurityMiddleware:
     def _with_headers(
         self, send: Send, path: str, new_token: str | None, https: bool = False
     ) -> Send:
-        policy = DOCS_CONTENT_SECURITY_POLICY if path in DOCS_PATHS else CONTENT_SECURITY_POLICY
+        policy = CONTENT_SECURITY_POLICY
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -217,8 +217,13 @@ def test_the_audit_api_and_page_are_for_admins(app: FastAPI) -> None:
     assert reporter.get("/audit").status_code == 403
     admin = signed_in(app, role="admin", organization=None, name="boss")
     page = admin.get("/api/audit", params={"actor": "rep"}).json()
-    assert [e["action"] for e in page["items"]] == ["report.publish", "login"]
-    published = page["items"][0]
+    # the two refused reads are on the trail too (ASVS 5.0 16.3.2), newest first
+    actions = [e["action"] for e in page["items"]]
+    assert actions == ["access.refused", "access.refused", "report.publish", "login"]
+    assert page["items"][0]["object_id"] == "GET /audit"
+    assert page["items"][0]["note"] == "audit:read"
+    assert page["items"][0]["outcome"] == "refused"
+    published = page["items"][2]
     assert published["object_id"] == report_id and published["incident_id"] == incident_id
     assert published["after"]["source"] == "Central Hospital Demo"
     assert published["actor_kind"] == "user" and published["client"] == "testclient"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from accounts_helpers import app_database, client_for, make_user, sign_in, signed_in
+from accounts_helpers import app_database, client_for, csrf, make_user, sign_in, signed_in
 from fastapi import FastAPI
 
 from trace_app.interchange.formulas import neutralize
@@ -56,9 +56,7 @@ def _throttled_after(app: FastAPI, headers: dict[str, str], attempts: int) -> in
 
 
 def _csrf(client: Any) -> str:
-    if "trace_csrf" not in client.cookies:
-        client.get("/login")
-    return str(client.cookies["trace_csrf"])
+    return csrf(client)
 
 
 def test_a_spoofed_forwarded_for_changes_nothing_without_a_trusted_proxy(

@@ -353,10 +353,13 @@ EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
 }
 
 
-def _audit_rows(app: FastAPI) -> list[str]:
+def _audit_rows(app: FastAPI, *, refusals: bool = False) -> list[str]:
+    """The trail's actions in order: the changes (``refusals``: the refused requests,
+    which change nothing and are written too, rate-limited)."""
     db: Database = app.state.db
     with db.sessions() as session:
-        return list(session.scalars(select(AuditEvent.action).order_by(AuditEvent.sequence)))
+        actions = session.scalars(select(AuditEvent.action).order_by(AuditEvent.sequence))
+        return [a for a in actions if (a == "access.refused") == refusals]
 
 
 def test_every_state_change_writes_exactly_one_audit_row(app: FastAPI) -> None:
@@ -455,6 +458,8 @@ def test_too_small_a_role_changes_nothing(app: FastAPI, who: str) -> None:
     published = ["report.publish"] * 3  # the API, the form and its old address
     expected = before + (published if who != "viewer" else [])
     assert after == expected
+    # the refusals are on the trail, at most TRACE_REFUSAL_AUDIT_LIMIT (10 a minute) each
+    assert len(_audit_rows(app, refusals=True)) == 10
 
 
 def test_a_member_of_one_incident_sees_and_changes_nothing_elsewhere(app: FastAPI) -> None:

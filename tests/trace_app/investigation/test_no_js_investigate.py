@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from accounts_helpers import signed_in_with
+from accounts_helpers import csrf, signed_in_with
 
 from modelgate.providers import ScriptedProvider
 from trace_app.investigation.model_settings import NEMOTRON_MODEL
@@ -28,7 +28,7 @@ def test_no_js_check_redirects_and_a_reload_sends_nothing(sqlite_settings: Trace
         incident = http.get("/api/incidents").json()["items"][0]["id"]
         report = http.get(f"/api/incidents/{incident}/reports").json()["items"][-1]["id"]
         http.get(f"/reports/{report}")
-        token = http.cookies["trace_csrf"]
+        token = csrf(http)
         posted = http.post(
             f"/reports/{report}/investigate", data={"passphrase": PASSPHRASE, "csrf_token": token}
         )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accounts_helpers import signed_in_with
+from accounts_helpers import csrf, signed_in_with
 from fastapi.testclient import TestClient
 
 from trace_app.settings import SettingsError, TraceSettings
@@ -69,7 +69,7 @@ def test_sixth_wrong_passphrase_in_a_minute_is_429(web: TestClient) -> None:
 def test_the_form_is_throttled_too(web: TestClient) -> None:
     report = first_report(web)
     web.get(f"/reports/{report}")
-    token = web.cookies["trace_csrf"]
+    token = csrf(web)
     for _ in range(5):
         web.post(f"/reports/{report}/investigate", data={"csrf_token": token, "passphrase": "x"})
     page = web.post(f"/reports/{report}/investigate", data={"csrf_token": token, "passphrase": "y"})

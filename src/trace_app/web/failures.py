@@ -1,0 +1,97 @@
+"""The one exception handler for the domain's error tree (ADR 0120).
+
+A route does not catch Trace's errors: each carries its ``code`` and ``http_status``
+(:mod:`trace_app.domain.errors`), and this handler answers them, as ``{"detail",
+"code"}`` on the API and as the error page elsewhere. The unit of work
+(:func:`trace_app.web.deps.unit_of_work`) has rolled back by then.
+
+- 401 (not signed in): the API adds ``WWW-Authenticate``; a page GET goes to ``/login``.
+- 403 (refused): also written to the audit trail as ``access.refused``, at most
+  ``TRACE_REFUSAL_AUDIT_LIMIT`` rows per principal (default 10 a minute), so a client
+  that keeps trying cannot fill the trail (OWASP ASVS 5.0, 16.3.2).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from limits import parse
+from limits.storage import storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from trace_app.domain import audit
+from trace_app.domain.errors import NotSignedInError, RefusedError, TraceError
+from trace_app.settings import TraceSettings
+from trace_app.web.auth import not_signed_in_response, refused_response, wants_json
+from trace_app.web.deps import database, render
+
+log = logging.getLogger(__name__)
+
+PAGE_TITLES = {
+    404: "Not found",
+    409: "Cannot be done now",
+    413: "Too large",
+    415: "Not a kind of file Trace takes",
+    422: "Not done",
+    429: "Try again later",
+}
+
+
+FAILURE_TITLE = "failure_title"
+
+
+def failing_as(request: Request, title: str) -> None:
+    """The heading of the error page if this page's action is refused ("Alert not
+    closed"); a 404 keeps "Not found"."""
+    setattr(request.state, FAILURE_TITLE, title)
+
+
+class RefusalAudit:
+    """Writes refused authorisations to the audit trail, rate-limited per principal."""
+
+    def __init__(self, settings: TraceSettings) -> None:
+        self.limit = parse(settings.refusal_audit_limit)
+        self.limiter = MovingWindowRateLimiter(storage_from_string(settings.rate_limit_storage))
+
+    def record(self, request: Request, exc: RefusedError) -> None:
+        principal = getattr(request.state, "principal", None)
+        if principal is None:
+            return
+        if not self.limiter.hit(self.limit, "trace-refused", principal.actor.id):
+            return
+        try:
+            with database(request).sessions() as session:
+                audit.record(
+                    session,
+                    principal.actor,
+                    "access.refused",
+                    object_type="route",
+                    object_id=f"{request.method} {request.url.path}",
+                    incident_id=exc.incident_id,
+                    outcome="refused",
+                    note=exc.permission,
+                )
+                session.commit()
+        except Exception:  # the refusal stands even when its trail row cannot be written
+            log.exception("could not write the audit row of a refused request")
+
+
+async def trace_error_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, TraceError)
+    if isinstance(exc, NotSignedInError):
+        return not_signed_in_response(request)
+    if isinstance(exc, RefusedError):
+        refusals: RefusalAudit = request.app.state.refusal_audit
+        await run_in_threadpool(refusals.record, request, exc)
+        return refused_response(request, exc)
+    if wants_json(request):
+        return JSONResponse({"detail": str(exc), "code": exc.code}, status_code=exc.http_status)
+    title = PAGE_TITLES.get(exc.http_status, "Request refused")
+    if exc.http_status != 404:
+        title = getattr(request.state, FAILURE_TITLE, None) or title
+    title = getattr(exc, "page_title", None) or title
+    return render(request, "error.html", {"title": title, "message": str(exc)}, exc.http_status)
