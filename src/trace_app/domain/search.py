@@ -392,8 +392,13 @@ def count_starting(session: Session, base: Select[str, str, str], query: str) ->
     dialect = session.connection().dialect.name
     holding = name_index.starting_with(base, dialect, query).order_by(None)
     bounded = holding.with_only_columns(literal_column("1")).limit(COUNT_LIMIT).subquery()
-    counted = session.connection().execute(select(func.count()).select_from(bounded)).scalar()
-    return int(counted or 0)
+    # PostgreSQL: a walk of the B-tree (index-only where the table is vacuumed); a
+    # bitmap of the range reads every row it counts (29 ms for 5,000 at 300,000 people)
+    counting = select(func.count()).select_from(bounded)
+    read = rows_without_plans(
+        session.connection(), ("enable_bitmapscan", "enable_seqscan"), counting
+    )
+    return int(read[0][0] or 0)
 
 
 def search_page(
