@@ -76,7 +76,9 @@ def _bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
 
 
 def triage_command(
-    sources: list[str] = typer.Argument(..., help="Report files, folders or globs."),
+    sources: list[str] = typer.Argument(
+        ..., metavar="SOURCE", help="Report files, folders or globs."
+    ),
     store: Path = typer.Option(..., "--store", help="The package store (created if absent)."),
     config: Path | None = typer.Option(
         None,
