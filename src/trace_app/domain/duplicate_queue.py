@@ -257,14 +257,9 @@ def _compute_pairs(session: Session, incident_id: str) -> list[_QueuedPair]:
     return [pair for _, pair in found]
 
 
-def queued_pairs(session: Session, incident_id: str) -> list[_QueuedPair]:
-    """Every pair of the queue, oldest first, computed again only when the incident's
-    :func:`incident_version` changed since the last time. Raises
-    :class:`TooManyPeopleError` for an incident of more than ``MAX_QUEUE_PEOPLE`` people."""
-    version = incident_version(session, incident_id)
-    people = version[0]
+def _too_many(people: object) -> TooManyPeopleError | None:
     if isinstance(people, int) and people > MAX_QUEUE_PEOPLE:
-        raise TooManyPeopleError(
+        return TooManyPeopleError(
             f"This incident holds {people:,} people. The Duplicates queue compares every "
             f"name with every other, which takes too long for more than "
             f"{MAX_QUEUE_PEOPLE:,} people, so it is not listed here. Each person's page "
@@ -272,6 +267,23 @@ def queued_pairs(session: Session, incident_id: str) -> list[_QueuedPair]:
             people=people,
             limit=MAX_QUEUE_PEOPLE,
         )
+    return None
+
+
+def queue_refusal(session: Session, incident_id: str) -> TooManyPeopleError | None:
+    """Why the incident has no Duplicates queue (too many people), or None: what
+    :func:`queued_pairs` would raise, for a page that explains it in place."""
+    return _too_many(incident_version(session, incident_id)[0])
+
+
+def queued_pairs(session: Session, incident_id: str) -> list[_QueuedPair]:
+    """Every pair of the queue, oldest first, computed again only when the incident's
+    :func:`incident_version` changed since the last time. Raises
+    :class:`TooManyPeopleError` for an incident of more than ``MAX_QUEUE_PEOPLE`` people."""
+    version = incident_version(session, incident_id)
+    refusal = _too_many(version[0])
+    if refusal is not None:
+        raise refusal
     bind = session.get_bind()
     key = (str(bind.engine.url), incident_id)
     with _cache_lock:

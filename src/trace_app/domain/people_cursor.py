@@ -53,6 +53,15 @@ def encode(cursor: PeopleCursor) -> str:
     return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
 
 
+def readable(raw: str) -> bool:
+    """Could :func:`decode` read ``raw`` (a cursor :func:`encode` wrote)?"""
+    try:
+        decode(raw)
+    except BadCursorError:
+        return False
+    return True
+
+
 def decode(raw: str) -> PeopleCursor:
     """The cursor ``raw`` names; :class:`BadCursorError` unless it is one
     :func:`encode` could have written."""

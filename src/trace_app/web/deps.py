@@ -110,12 +110,8 @@ def _unit_of_work(request: Request) -> Iterator[Session]:
     (:func:`open_session`), it refuses to commit a change without its audit row
     (:func:`trace_app.domain.audit.require_audit`). A domain function that commits itself
     (``publish_and_commit``) leaves it nothing to do."""
-    with open_session(request) as session:
-        try:
-            yield session
-        except BaseException:
-            session.rollback()
-            raise
+    with open_session(request) as session:  # an error leaves the block: closed, rolled back
+        yield session
         session.commit()
 
 

@@ -32,8 +32,9 @@ from trace_app.domain.duplicate_queue import (
     DuplicatePair,
     PersonFacts,
     duplicates_page,
+    queue_refusal,
 )
-from trace_app.domain.errors import InvalidInputError, NotFoundError, TooManyPeopleError
+from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.links import decide_link_and_commit
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.store.models import AlertState, ClaimStatus, LinkDecision, Person
@@ -150,10 +151,10 @@ def duplicates(
         "decided": request.query_params.get("decided", ""),
         "may_decide": access.principal.can(Permission.LINKS_WRITE, incident_id),
     }
-    try:
-        page = duplicates_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
-    except TooManyPeopleError as exc:  # the page itself says why, with the way around it
-        return render(request, "duplicates.html", {**shown, "too_many": str(exc)}, 409)
+    too_many = queue_refusal(session, incident_id)
+    if too_many is not None:  # the page itself says why, with the way around it
+        return render(request, "duplicates.html", {**shown, "too_many": str(too_many)}, 409)
+    page = duplicates_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
     return render(request, "duplicates.html", {**shown, "page": page})
 
 

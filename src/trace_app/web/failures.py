@@ -14,6 +14,8 @@ A route does not catch Trace's errors: each carries its ``code`` and ``http_stat
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
@@ -30,6 +32,7 @@ from trace_app.web.auth import not_signed_in_response, refused_response, wants_j
 from trace_app.web.deps import database, render
 
 log = logging.getLogger(__name__)
+E = TypeVar("E", bound=TraceError)
 
 PAGE_TITLES = {
     404: "Not found",
@@ -42,6 +45,23 @@ PAGE_TITLES = {
 
 
 FAILURE_TITLE = "failure_title"
+
+# More for the API's answer of some errors than ``detail`` and ``code`` (a refused
+# import's summary): registered by the feature that knows the shape (:func:`answers_with`).
+_DETAILS: dict[type[TraceError], Callable[[Any], dict[str, Any]]] = {}
+
+
+def answers_with(kind: type[E], details: Callable[[E], dict[str, Any]]) -> None:
+    """The API's answer to ``kind`` carries ``details(exc)`` beside detail and code."""
+    _DETAILS[kind] = details
+
+
+def _details(exc: TraceError) -> dict[str, Any]:
+    for kind in type(exc).__mro__:
+        found = _DETAILS.get(kind)
+        if found is not None:
+            return found(exc)
+    return {}
 
 
 def failing_as(request: Request, title: str) -> None:
@@ -89,7 +109,8 @@ async def trace_error_handler(request: Request, exc: Exception) -> Response:
         await run_in_threadpool(refusals.record, request, exc)
         return refused_response(request, exc)
     if wants_json(request):
-        return JSONResponse({"detail": str(exc), "code": exc.code}, status_code=exc.http_status)
+        body = {"detail": str(exc), "code": exc.code, **_details(exc)}
+        return JSONResponse(body, status_code=exc.http_status)
     title = PAGE_TITLES.get(exc.http_status, "Request refused")
     if exc.http_status != 404:
         title = getattr(request.state, FAILURE_TITLE, None) or title

@@ -34,7 +34,7 @@ from trace_app.accounts import sessions as web_sessions
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import audit, import_runs, queries
-from trace_app.domain.errors import NotFoundError, TraceError
+from trace_app.domain.errors import InvalidInputError, NotFoundError, TraceError
 from trace_app.domain.import_runs import ImportChangedError, ImportKind, ImportRequest
 from trace_app.store.models import Incident
 from trace_app.web.auth import authorize, settings_of
@@ -148,7 +148,7 @@ async def upload(request: Request, access: Access = needs(Permission.PFIF_WRITE)
             return _import_form(request, principal, values, message, 422)
         if not isinstance(file, UploadFile) or not file.filename:
             return _import_form(request, principal, values, "Choose a file to upload.", 422)
-        try:
+        try:  # what cannot be kept or imported is said on the form, beside what was chosen
             pending = await run_in_threadpool(
                 _uploads(request).store,
                 _owner(request, principal),
@@ -159,17 +159,10 @@ async def upload(request: Request, access: Access = needs(Permission.PFIF_WRITE)
                 source_name=values["source_name"].strip(),
                 filename=Path(file.filename).name[:200],
             )
-        except UploadTooLargeError as exc:
-            return _import_form(request, principal, values, str(exc), 413)
-    if pending.size == 0:
-        _uploads(request).discard(pending.token)
-        return _import_form(request, principal, values, "The file is empty.", 422)
-    async with import_turn(request):
-        problem = await run_in_threadpool(_preview, request, principal, pending)
-    if problem is not None:
-        _uploads(request).discard(pending.token)
-        message, status = problem
-        return _import_form(request, principal, values, message, status)
+            async with import_turn(request):
+                await run_in_threadpool(_preview, request, principal, pending)
+        except TraceError as exc:
+            return _import_form(request, principal, values, _upload_problem(exc), exc.http_status)
     return RedirectResponse(f"/import/{pending.token}", status_code=303)
 
 
@@ -194,27 +187,43 @@ def _shown(outcome: import_runs.ImportOutcome) -> dict[str, Any]:
     return data
 
 
-def _preview(
-    request: Request, principal: Principal, pending: PendingImport
-) -> tuple[str, int] | None:
-    """Dry-run the kept file and save the preview on it (audited ``import.preview``); a
-    file that cannot be imported at all gives its message and status instead."""
+class EmptyUploadError(InvalidInputError):
+    code = "empty_upload"
+
+
+def _upload_problem(exc: TraceError) -> str:
+    """What the upload form says when a file cannot be kept or previewed."""
+    if isinstance(exc, (NotFoundError, UploadTooLargeError, EmptyUploadError)):
+        return str(exc)
+    return f"Nothing can be imported from this file: {exc}"
+
+
+def _preview(request: Request, principal: Principal, pending: PendingImport) -> None:
+    """Dry-run the kept file and save the preview on it (audited ``import.preview``). A
+    file that cannot be imported at all raises, and is not kept."""
+    previewed = False
+    try:
+        if pending.size == 0:
+            raise EmptyUploadError("The file is empty.")
+        _dry_run(request, principal, pending)
+        previewed = True
+    finally:
+        if not previewed:
+            _uploads(request).discard(pending.token)
+
+
+def _dry_run(request: Request, principal: Principal, pending: PendingImport) -> None:
     settings = settings_of(request)
     stream = _uploads(request).open_data(pending)
     with stream, open_session(request) as session:
-        try:
-            outcome = import_runs.dry_run(
-                session,
-                _request(pending, principal),
-                stream,
-                domain=settings.pfif_domain,
-                max_bytes=settings.pfif_max_bytes,
-                actor=principal.actor,
-            )
-        except TraceError as exc:  # shown on the upload form, beside what was chosen
-            if isinstance(exc, NotFoundError):
-                return str(exc), exc.http_status
-            return f"Nothing can be imported from this file: {exc}", exc.http_status
+        outcome = import_runs.dry_run(
+            session,
+            _request(pending, principal),
+            stream,
+            domain=settings.pfif_domain,
+            max_bytes=settings.pfif_max_bytes,
+            actor=principal.actor,
+        )
         audit.record(
             session,
             principal.actor,
@@ -235,7 +244,6 @@ def _preview(
     pending.preview = _shown(outcome)
     pending.counts = list(import_runs.counts(outcome.summary))
     _uploads(request).save(pending)
-    return None
 
 
 class UploadNotFoundError(NotFoundError):

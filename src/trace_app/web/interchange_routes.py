@@ -38,6 +38,7 @@ from trace_app.settings import TraceSettings
 from trace_app.web.api import IncidentId
 from trace_app.web.deps import open_session
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+from trace_app.web.failures import answers_with
 from trace_app.web.gate import Access, gated_router, in_incident
 
 router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
@@ -108,6 +109,14 @@ class ImportSummaryOut(BaseModel):
                 for f in summary.flagged
             ],
         )
+
+
+def _refused_summary(exc: ImportRefusedError) -> dict[str, Any]:
+    return {"summary": ImportSummaryOut.of(exc.summary, saved=False).model_dump(mode="json")}
+
+
+# a refused import answers with its summary: which records, and why (ImportRefusedOut)
+answers_with(ImportRefusedError, _refused_summary)
 
 
 class ImportRefusedOut(BaseModel):
@@ -231,22 +240,18 @@ def _import(
     )
     actor = principal.actor
     domain, max_bytes = settings.pfif_domain, settings.pfif_max_bytes
-    try:
-        if dry_run:
-            outcome = import_runs.dry_run(
-                session, request, body, actor=actor, domain=domain, max_bytes=max_bytes
-            )
-            if outcome.refused:
-                raise ImportRefusedError(outcome.summary)
-            summary = outcome.summary
-        else:
-            summary = import_runs.run_import(
-                session, request, body, actor=actor, domain=domain, max_bytes=max_bytes
-            )
-            session.commit()
-    except ImportRefusedError as exc:  # the one refusal whose answer carries more: the summary
-        out = ImportSummaryOut.of(exc.summary, saved=False)
-        return 422, {"detail": str(exc), "code": exc.code, "summary": out.model_dump(mode="json")}
+    if dry_run:
+        outcome = import_runs.dry_run(
+            session, request, body, actor=actor, domain=domain, max_bytes=max_bytes
+        )
+        if outcome.refused:
+            raise ImportRefusedError(outcome.summary)
+        summary = outcome.summary
+    else:
+        summary = import_runs.run_import(
+            session, request, body, actor=actor, domain=domain, max_bytes=max_bytes
+        )
+        session.commit()
     return 200, ImportSummaryOut.of(summary, saved=not dry_run).model_dump(mode="json")
 
 

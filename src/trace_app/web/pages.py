@@ -16,7 +16,6 @@ from trace_app import demo_reset
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import people_cursor, queries, search
-from trace_app.domain.errors import BadCursorError
 from trace_app.domain.search import AlertFilter
 from trace_app.store.models import AlertState, Report
 from trace_app.web.auth import authorize
@@ -84,11 +83,8 @@ def _after(request: Request, filters: dict[str, str]) -> str:
         raise BadPageError(
             "A search is paged by page number: leave out after, or clear the search."
         )
-    if after:
-        try:
-            people_cursor.decode(after)
-        except BadCursorError:  # the page's own words for a link that was cut short
-            raise BadPageError(BAD_CURSOR_MESSAGE) from None
+    if after and not people_cursor.readable(after):
+        raise BadPageError(BAD_CURSOR_MESSAGE)  # the page's own words for a cut-short link
     return after
 
 
