@@ -108,3 +108,31 @@ def test_fts5_queries_quote_every_string() -> None:
     assert fts5_any([]) is None
     assert fts5_any(["li ", "i l"]) == '("li ") OR ("i l")'
     assert fts5_query([["AND", "x"], ["NEAR(", "ab"]]) == '("AND") OR ("NEAR(")'
+
+
+def test_import_preview_of_names_like_li_li(database: Database) -> None:
+    """The import preview checks each new person's look-alikes (issue 38: it failed with
+    the same FTS5 syntax error); "Li Li" is flagged next to "Lili"."""
+    import io
+
+    from accounts_helpers import TEST_OPERATOR
+
+    from trace_app.domain import import_runs
+    from trace_app.domain.import_runs import ImportKind, ImportRequest
+    from trace_app.domain.incidents import create_incident
+
+    with database.session() as s:
+        incident_id = create_incident(s, "Shelter names", actor=TEST_OPERATOR).id
+    rows = "full_name,age,last_known_location\nLili,30,Camp 4\nLi Li,30,Camp 4\n=1+1,9,Camp 4\n"
+    with database.sessions() as s:
+        outcome = import_runs.dry_run(
+            s,
+            ImportRequest(ImportKind.CSV, incident_id, source_name="Camp 4 list"),
+            io.BytesIO(rows.encode()),
+            domain="trace.example.org",
+            max_bytes=1 << 20,
+            actor=TEST_OPERATOR,
+        )
+    assert not outcome.refused, outcome.refused
+    assert outcome.summary.people_added == 3
+    assert "Li Li" in repr(outcome.summary.flagged), outcome.summary.flagged
