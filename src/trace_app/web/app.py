@@ -28,25 +28,22 @@ from trace_app.domain.errors import TraceError
 from trace_app.investigation.model_settings import ModelSettings
 from trace_app.settings import DEFAULT_ALLOWED_HOSTS, TraceSettings
 from trace_app.store.db import Database
-from trace_app.web import (
-    account_routes,
-    alert_routes,
-    api,
-    duplicates_routes,
-    incident_settings_routes,
-    interchange_pages,
-    interchange_routes,
-    investigation_routes,
-    member_routes,
-    pages,
-    person_routes,
-    publish_routes,
-    review_routes,
-)
-from trace_app.web.account_routes import LoginThrottle
+from trace_app.web.accounts import audit_routes, member_routes
+from trace_app.web.accounts import routes as account_routes
+from trace_app.web.accounts.login_throttle import LoginThrottle
+from trace_app.web.alerts import routes as alert_routes
 from trace_app.web.deps import ReportContextProvider, make_templates
+from trace_app.web.duplicates import routes as duplicate_routes
 from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.failures import RefusalAudit, trace_error_handler
+from trace_app.web.incidents import routes as incident_routes
+from trace_app.web.interchange import api_routes as interchange_api_routes
+from trace_app.web.interchange import page_routes as interchange_page_routes
+from trace_app.web.investigation import routes as investigation_routes
+from trace_app.web.people import routes as people_routes
+from trace_app.web.reports import publish_routes
+from trace_app.web.reports import routes as report_routes
+from trace_app.web.reviews import routes as review_routes
 from trace_app.web.security import SecurityMiddleware
 from trace_app.web.throttle import PassphraseThrottle, PublishLimiter
 
@@ -126,22 +123,25 @@ def create_app(
     from swagger_ui_bundle import swagger_ui_path
 
     app.mount("/docs/assets", StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
+    # one feature a package: its routes and schemas together (docs/architecture.md)
     app.include_router(account_routes.router)
+    app.include_router(account_routes.api_router)
+    app.include_router(audit_routes.router)
+    app.include_router(audit_routes.api_router)
+    app.include_router(member_routes.router)
+    app.include_router(incident_routes.api_router)
+    app.include_router(incident_routes.page_router)
+    app.include_router(report_routes.api_router)
+    app.include_router(report_routes.page_router)
+    app.include_router(publish_routes.router)
+    app.include_router(people_routes.api_router)
+    app.include_router(people_routes.page_router)
     app.include_router(alert_routes.api_router)
     app.include_router(alert_routes.page_router)
-    app.include_router(account_routes.api_router)
-    app.include_router(api.router)
-    app.include_router(interchange_routes.router)
-    app.include_router(interchange_pages.router)
-    app.include_router(member_routes.router)
-    app.include_router(pages.router)
-    app.include_router(publish_routes.router)
-    app.include_router(duplicates_routes.api_router)
-    app.include_router(duplicates_routes.page_router)
-    app.include_router(incident_settings_routes.api_router)
-    app.include_router(incident_settings_routes.page_router)
-    app.include_router(person_routes.api_router)
-    app.include_router(person_routes.page_router)
+    app.include_router(duplicate_routes.api_router)
+    app.include_router(duplicate_routes.page_router)
+    app.include_router(interchange_api_routes.router)
+    app.include_router(interchange_page_routes.router)
     app.include_router(investigation_routes.router)
     app.include_router(review_routes.router)
     investigation_routes.setup(app, model)

@@ -88,6 +88,9 @@ COMMON_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "description": "Unknown id"}}
+
+
 def field_name(loc: Sequence[Any]) -> str:
     """``("body", "person", "age")`` -> ``"person.age"`` (list positions are left out)."""
     parts = [str(p) for p in loc if not isinstance(p, int)]

@@ -3,7 +3,10 @@ message for a page cursor (``?after=``) Trace did not write."""
 
 from __future__ import annotations
 
+from fastapi import Request
+
 from trace_app.domain.errors import InvalidInputError
+from trace_app.web.failures import failing_as
 
 
 class BadPageError(InvalidInputError):
@@ -37,3 +40,10 @@ def page_number_or_refuse(raw: str) -> int:
     if number is None:
         raise BadPageError(BAD_PAGE_MESSAGE)
     return number
+
+
+def requested_page(request: Request) -> int:
+    """The page a page's address asks for (``?page=``); a bad one is answered 422 on an
+    error page headed "No such page"."""
+    failing_as(request, "No such page")
+    return page_number_or_refuse(request.query_params.get("page", "1"))

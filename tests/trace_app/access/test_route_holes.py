@@ -165,7 +165,7 @@ def test_6_the_current_password_check_is_throttled_and_audited(app: FastAPI) -> 
 def test_8_no_one_takes_on_another_incidents_organisation(
     app: FastAPI, two_incidents: dict[str, str]
 ) -> None:
-    a, b = two_incidents["a"], two_incidents["b"]
+    a = two_incidents["a"]
     db = app_database(app)
     make_user(db, "coord-8", "coordinator", "Nepal Police Demo", incident_id=a)
     coord = client_for(app)

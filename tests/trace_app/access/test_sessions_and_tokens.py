@@ -25,7 +25,7 @@ from sqlalchemy import select, update
 from trace_app.accounts import passwords
 from trace_app.accounts.sessions import COOKIE
 from trace_app.store.account_models import AuditEvent, WebSession
-from trace_app.web.account_routes import LOGIN_FAILED
+from trace_app.web.accounts.routes import LOGIN_FAILED
 from trace_app.web.app import create_app
 
 

@@ -1,4 +1,4 @@
-"""Signing in and out, the account page, the audit trail, and the health check.
+"""Signing in and out, the account page, the API's description, and the health check.
 
 - ``GET /login``, ``POST /login``: the only page (with ``/static`` and ``/healthz``) that
   answers without a session. Every failure gives the same words, whether or not the
@@ -7,24 +7,15 @@
   random id: no fixation) and sends the browser where it wanted to go.
 - ``POST /logout`` deletes the session row; ``/account`` changes the password, which ends
   the user's other sessions.
-- ``GET /api/audit`` and ``/audit`` (admin): the trail, newest first, filtered by actor,
-  action and object. ``GET /api/me``: who the request is made as.
+- ``GET /api/me``: who the request is made as. ``/openapi.json`` and ``/docs`` (Swagger
+  UI served from its package) for signed-in users. The audit trail is
+  :mod:`trace_app.web.accounts.audit_routes`.
 """
 
 from __future__ import annotations
 
-import math
-import time
-from datetime import datetime
-from typing import Annotated
-from urllib.parse import urlencode
-
-from fastapi import Query, Request
+from fastapi import Request
 from fastapi.responses import JSONResponse, RedirectResponse
-from limits import parse
-from limits.storage import storage_from_string
-from limits.strategies import MovingWindowRateLimiter
-from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -34,9 +25,9 @@ from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import audit
 from trace_app.domain.audit import Actor
-from trace_app.domain.audit_queries import AuditFilter, audit_page
 from trace_app.domain.errors import InvalidInputError
-from trace_app.settings import TraceSettings
+from trace_app.web.accounts.login_throttle import LoginThrottle
+from trace_app.web.accounts.schemas import MeOut
 from trace_app.web.auth import PUBLIC, client_address, settings_of, timeouts
 from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
@@ -46,27 +37,9 @@ router = gated_router(include_in_schema=False)
 api_router = gated_router(prefix="/api", tags=["accounts"], responses=COMMON_RESPONSES)
 
 LOGIN_FAILED = "Wrong name or password, or the account is switched off."
+
+
 MAX_FIELD = 1024
-
-
-class LoginThrottle:
-    """Failed sign-ins per account name and per client address (``limits``, moving window)."""
-
-    def __init__(self, settings: TraceSettings) -> None:
-        self.per_account = parse(settings.login_limit)
-        self.per_address = parse(settings.login_limit_address)
-        self.limiter = MovingWindowRateLimiter(storage_from_string(settings.rate_limit_storage))
-
-    def wait_s(self, name: str, address: str) -> int | None:
-        for item, key in ((self.per_account, "a:" + name), (self.per_address, "c:" + address)):
-            if not self.limiter.test(item, "trace-login", key):
-                stats = self.limiter.get_window_stats(item, "trace-login", key)
-                return max(1, math.ceil(stats.reset_time - time.time()))
-        return None
-
-    def failed(self, name: str, address: str) -> None:
-        self.limiter.hit(self.per_account, "trace-login", "a:" + name)
-        self.limiter.hit(self.per_address, "trace-login", "c:" + address)
 
 
 def _safe_next(target: str) -> str:
@@ -234,68 +207,6 @@ def _change_password(
     return RedirectResponse("/account?changed=1", status_code=303)
 
 
-# --- the audit trail --------------------------------------------------------------------
-
-
-class AuditEventOut(BaseModel):
-    sequence: int
-    at: datetime
-    actor_kind: str
-    actor_name: str
-    action: str
-    outcome: str
-    incident_id: str | None
-    object_type: str
-    object_id: str
-    touched: list[str]
-    before: dict[str, object] | None
-    after: dict[str, object] | None
-    client: str
-    note: str
-
-
-class AuditPage(BaseModel):
-    items: list[AuditEventOut]
-    total: int
-    offset: int
-    limit: int
-
-
-FilterText = Annotated[str, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
-
-
-@api_router.get(
-    "/audit",
-    response_model=AuditPage,
-    responses={401: {"model": ErrorOut}, 403: {"model": ErrorOut}},
-)
-def audit_api(
-    request: Request,
-    actor: FilterText = "",
-    action: FilterText = "",
-    object_id: Annotated[
-        str, Query(alias="object", max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")
-    ] = "",
-    offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    _: Access = needs(Permission.AUDIT_READ),
-) -> AuditPage:
-    """The audit trail, newest first (admin): filter by actor name, action or object id."""
-    wanted = AuditFilter(actor=actor.strip(), action=action.strip(), object_id=object_id.strip())
-    with open_session(request) as session:
-        page = audit_page(session, wanted, offset=offset, limit=limit)
-        items = [AuditEventOut.model_validate(row, from_attributes=True) for row in page.items]
-    return AuditPage(items=items, total=page.total, offset=page.offset, limit=page.limit)
-
-
-class MeOut(BaseModel):
-    user: str
-    via: str = Field(description="session or token")
-    description: str
-    memberships: list[dict[str, str | None]]
-    scopes: list[str] | None
-
-
 @api_router.get("/me", response_model=MeOut, responses={401: {"model": ErrorOut}})
 def me(access: Access = SIGNED_IN) -> MeOut:
     """Who this request is made as: the user, their memberships, a token's scopes."""
@@ -309,31 +220,6 @@ def me(access: Access = SIGNED_IN) -> MeOut:
             for m in principal.memberships
         ],
         scopes=sorted(s.value for s in principal.scopes) if principal.scopes is not None else None,
-    )
-
-
-@router.get("/audit")
-def audit_view(request: Request, _: Access = needs(Permission.AUDIT_READ)) -> Response:
-    params = request.query_params
-    wanted = AuditFilter(
-        actor=params.get("actor", "").strip()[:200],
-        action=params.get("action", "").strip()[:200],
-        object_id=params.get("object", "").strip()[:200],
-    )
-    try:
-        number = max(1, min(int(params.get("page", "1") or "1"), 1_000_000))
-    except ValueError:
-        number = 1
-    limit = 50
-    with open_session(request) as session:
-        page = audit_page(session, wanted, offset=(number - 1) * limit, limit=limit)
-    query = {k: v for k, v in (("actor", wanted.actor), ("action", wanted.action)) if v}
-    if wanted.object_id:
-        query["object"] = wanted.object_id
-    return render(
-        request,
-        "audit.html",
-        {"page": page, "filters": wanted, "number": number, "filter_query": urlencode(query)},
     )
 
 

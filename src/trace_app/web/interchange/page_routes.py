@@ -4,9 +4,9 @@
   shelter list in CSV, with its source), the file.
 - ``POST /import`` (multipart, streamed to disk by the security middleware's rule for
   this path, at most ``TRACE_PFIF_MAX_BYTES``) keeps the file as a pending upload
-  (:mod:`trace_app.web.pending_imports`), runs the import as a **dry run** (the same code,
-  rolled back: :mod:`trace_app.domain.import_runs`), audits ``import.preview`` and
-  answers 303 to the preview.
+  (:mod:`trace_app.web.interchange.pending_imports`), runs the import as a **dry run**
+  (the same code, rolled back: :mod:`trace_app.domain.import_runs`), audits
+  ``import.preview`` and answers 303 to the preview.
 - ``GET /import/{token}`` the preview: counts, the first problems by line or record, the
   look-alike names; or, once confirmed, what was imported.
 - ``POST /import/{token}/confirm`` imports the kept file for real (audited by the import
@@ -41,13 +41,14 @@ from trace_app.web.auth import authorize, settings_of
 from trace_app.web.deps import open_session, render
 from trace_app.web.failures import failing_as
 from trace_app.web.gate import Access, custom, gated_router, needs
-from trace_app.web.interchange_routes import ImportSummaryOut, import_turn, stream_export
-from trace_app.web.pending_imports import (
+from trace_app.web.interchange.exports import import_turn, stream_export
+from trace_app.web.interchange.pending_imports import (
     PendingImport,
     PendingImports,
     UploadTooLargeError,
     owner_key,
 )
+from trace_app.web.interchange.schemas import ImportSummaryOut
 from trace_app.web.security import csrf_field_matches
 
 router = gated_router(include_in_schema=False)

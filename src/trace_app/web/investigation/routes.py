@@ -8,7 +8,7 @@
 - ``GET /api/reports/{report_id}/investigation`` shows the saved result, or 404. It never
   calls a model.
 - Both answers carry ``review``: the person's current decision on the report's result
-  (``trace_app.web.review_routes``; who, when, its code and plain words), or null, and
+  (``trace_app.web.reviews``; who, when, its code and plain words), or null, and
   ``headline``: the card's first words ("Needs review", "Reviewed: relay confirmed").
 - ``GET /api/ledger`` shows the ledger's counts and cap (no secrets).
 - ``POST /reports/{report_id}/investigate`` is the panel's form. With htmx it answers with
@@ -27,10 +27,10 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import quote
 
-from fastapi import FastAPI, Form, Path, Request
+from fastapi import FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -42,7 +42,6 @@ from modelgate.errors import LedgerUnavailable
 from trace_app.accounts.permissions import Permission
 from trace_app.domain import audit, queries
 from trace_app.domain.errors import InvalidInputError, NotFoundError
-from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
 from trace_app.investigation import evidence_store
 from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS, ModelSettings
 from trace_app.investigation.outcome import InvestigationResult
@@ -55,12 +54,13 @@ from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
 from trace_app.web.evidence_view import result_headline
 from trace_app.web.failures import failing_as
 from trace_app.web.gate import Access, gated_router, needs, on_record
-from trace_app.web.review_routes import ReviewOut, current_review, review_card_context, review_json
+from trace_app.web.params import ReportId
+from trace_app.web.reviews.cards import current_review, review_card_context, review_json
+from trace_app.web.reviews.schemas import ReviewOut
 from trace_app.web.throttle import PassphraseThrottle, Refusal
 
 router = gated_router(tags=["investigation"])
 
-ReportId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "No such report (or no saved run)"}
 }

@@ -16,99 +16,29 @@ saved): a document that cannot be read (``code`` ``pfif_not_xml``, ``pfif_not_pf
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
-from collections.abc import Iterator
 from typing import IO, Annotated, Any, Literal
 
 from fastapi import Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel
+from fastapi.responses import JSONResponse, Response
 from sqlalchemy.orm import Session
 
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
-from trace_app.domain import audit, import_runs
+from trace_app.domain import import_runs
 from trace_app.domain.import_runs import ImportKind, ImportRequest
-from trace_app.domain.people_csv_export import iter_people_csv
-from trace_app.domain.pfif_export import iter_incident_pfif
-from trace_app.domain.pfif_import import ImportRefusedError, ImportSummary
+from trace_app.domain.pfif_import import ImportRefusedError
 from trace_app.settings import TraceSettings
-from trace_app.web.api import IncidentId
 from trace_app.web.deps import open_session
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
 from trace_app.web.failures import answers_with
 from trace_app.web.gate import Access, gated_router, in_incident
+from trace_app.web.interchange.exports import CSV, XML, import_turn, stream_export
+from trace_app.web.interchange.schemas import ImportRefusedOut, ImportSummaryOut
+from trace_app.web.params import IncidentId
 
 router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
-
-XML = "application/xml"
-CSV = "text/csv"
-
-
-class SkippedOut(BaseModel):
-    kind: str
-    record_id: str
-    reason: str
-
-
-class InvalidOut(BaseModel):
-    kind: str
-    record_id: str
-    index: int
-    reasons: list[str]
-
-
-class FlaggedOut(BaseModel):
-    record_id: str
-    person_id: str
-    name: str
-    reason: str
-
-
-class ImportSummaryOut(BaseModel):
-    """What an import added, skipped (and why) and flagged for a person to look at.
-    Lists hold at most 1,000 entries; the counts count all."""
-
-    incident_id: str
-    saved: bool
-    people_added: int
-    people_matched: int
-    notes_added: int
-    skipped_count: int
-    invalid_count: int
-    skipped: list[SkippedOut]
-    invalid: list[InvalidOut]
-    flagged: list[FlaggedOut]
-
-    @classmethod
-    def of(cls, summary: ImportSummary, *, saved: bool) -> ImportSummaryOut:
-        return cls(
-            incident_id=summary.incident_id,
-            saved=saved,
-            people_added=summary.people_added,
-            people_matched=summary.people_matched,
-            notes_added=summary.notes_added,
-            skipped_count=summary.skipped_count,
-            invalid_count=summary.invalid_count,
-            skipped=[
-                SkippedOut(kind=s.kind, record_id=s.record_id, reason=s.reason)
-                for s in summary.skipped
-            ],
-            invalid=[
-                InvalidOut(
-                    kind=r.kind, record_id=r.record_id, index=r.index, reasons=list(r.reasons)
-                )
-                for r in summary.invalid
-            ],
-            flagged=[
-                FlaggedOut(
-                    record_id=f.record_id, person_id=f.person_id, name=f.name, reason=f.reason
-                )
-                for f in summary.flagged
-            ],
-        )
 
 
 def _refused_summary(exc: ImportRefusedError) -> dict[str, Any]:
@@ -117,12 +47,6 @@ def _refused_summary(exc: ImportRefusedError) -> dict[str, Any]:
 
 # a refused import answers with its summary: which records, and why (ImportRefusedOut)
 answers_with(ImportRefusedError, _refused_summary)
-
-
-class ImportRefusedOut(BaseModel):
-    detail: str
-    code: str
-    summary: ImportSummaryOut
 
 
 def _settings(request: Request) -> TraceSettings:
@@ -176,51 +100,6 @@ def export_people_csv(
     whether an alert is open (columns in docs/interchange.md). Audited as
     ``people.export``."""
     return stream_export(request, access.principal, incident_id, "people-csv")
-
-
-def stream_export(
-    request: Request, principal: Principal, incident_id: str, chosen: str
-) -> Response:
-    """A streamed export, ``chosen`` among ``pfif-1.4``, ``pfif-1.3`` and ``people-csv``,
-    with its audit row (``pfif.export`` or ``people.export``), for the API and the Export
-    page. NotFoundError for an unknown incident, before anything is audited."""
-    domain = _settings(request).pfif_domain
-    session = open_session(request)
-    try:
-        if chosen == "people-csv":
-            chunks = iter_people_csv(session, incident_id, domain=domain)
-            action, media, suffix, what = "people.export", CSV, "people.csv", "people CSV"
-        else:
-            version = chosen.removeprefix("pfif-")
-            chunks = iter_incident_pfif(session, incident_id, domain=domain, version=version)
-            action, media, suffix, what = "pfif.export", XML, "pfif.xml", f"PFIF {version}"
-    except BaseException:
-        session.close()
-        raise
-    with open_session(request) as audit_session:
-        audit.record(
-            audit_session,
-            principal.actor,
-            action,
-            object_type="incident",
-            object_id=incident_id,
-            incident_id=incident_id,
-            after={"format": what},
-        )
-        audit_session.commit()
-
-    def stream() -> Iterator[bytes]:
-        try:
-            yield from chunks
-        finally:
-            session.close()
-
-    filename = f"trace-{incident_id}.{suffix}"
-    return StreamingResponse(
-        stream(),
-        media_type=media,
-        headers={"content-disposition": f'attachment; filename="{filename}"'},
-    )
 
 
 def _import(
@@ -320,14 +199,3 @@ async def import_pfif_route(
 
 # An upload is kept in memory up to this size, then in a temporary file.
 SPOOL_IN_MEMORY_BYTES = 1024 * 1024
-
-
-def import_turn(request: Request) -> asyncio.Lock:
-    """Imports take turns in this process: each holds a chunk of records and a write
-    transaction, so four at once would only queue on the database while using four
-    times the memory."""
-    lock = getattr(request.app.state, "import_lock", None)
-    if lock is None:
-        lock = request.app.state.import_lock = asyncio.Lock()
-    assert isinstance(lock, asyncio.Lock)
-    return lock

@@ -30,8 +30,8 @@ from trace_app.store.models import Incident, Person
 from trace_app.store.types import utc_now
 from trace_app.web.auth import authorize, reporting_organization
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
-from trace_app.web.forms import STATUSES, FormError, ReportForm
 from trace_app.web.gate import Access, gated_router, needs, on_query_record
+from trace_app.web.reports.forms import STATUSES, FormError, ReportForm
 
 router = gated_router(include_in_schema=False)
 

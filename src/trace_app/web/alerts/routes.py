@@ -1,20 +1,14 @@
-"""Closing and reopening an alert by hand: ``POST /api/alerts/{id}/close`` and
-``/reopen``, and their pages.
-
-Closing asks what the person knows (found safe, admitted, deceased, duplicate, withdrawn)
-and a note, and is confirmed before it happens: the People and person pages link to a
-confirmation page (``GET /alerts/{id}/close``) whose form needs a ticked box, so a close
-never takes one tap, with or without JavaScript. Reopening takes a note and the same
-ticked box. The rules live in :mod:`trace_app.domain.alert_actions`.
+"""Alerts: ``GET /api/incidents/{id}/alerts``, ``POST /api/alerts/{id}/close`` and
+``/reopen`` (audited; a found-safe close publishes a claim for the member's
+organisation), and the close page with its confirmation.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Path, Request
+from fastapi import Request
 from fastapi.responses import RedirectResponse
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -22,22 +16,50 @@ from starlette.responses import Response
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import alert_actions, queries
-from trace_app.domain.errors import InvalidInputError
-from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, NoteText
-from trace_app.store.models import Alert, AlertCloseReason
-from trace_app.web.api import AlertOut
+from trace_app.domain.errors import (
+    InvalidInputError,
+)
+from trace_app.store.models import Alert, AlertCloseReason, AlertState
+from trace_app.web.alerts.schemas import AlertOut, AlertPage, CloseAlertIn, ReopenAlertIn
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
-from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
+from trace_app.web.errors import (
+    COMMON_RESPONSES,
+    NOT_FOUND,
+    ErrorOut,
+    ValidationErrorOut,
+)
 from trace_app.web.failures import failing_as
-from trace_app.web.gate import Access, gated_router, on_record
+from trace_app.web.gate import Access, gated_router, in_incident, on_record
+from trace_app.web.params import AlertId, IncidentId, Limit, Offset
 
 api_router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 page_router = gated_router(include_in_schema=False)
 
-AlertId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
+
+@api_router.get("/incidents/{incident_id}/alerts", response_model=AlertPage, responses=NOT_FOUND)
+def list_alerts(
+    incident_id: IncidentId,
+    state: AlertState = AlertState.OPEN,
+    offset: Offset = 0,
+    limit: Limit = 100,
+    session: Session = UNIT_OF_WORK,
+    _: Access = in_incident(Permission.READ),
+) -> AlertPage:
+    """The incident's alerts in one state (default open), newest first."""
+    page = queries.alerts_page(session, incident_id, state=state, offset=offset, limit=limit)
+    return AlertPage(
+        items=[AlertOut.of(a) for a in page.items],
+        total=page.total,
+        offset=page.offset,
+        limit=page.limit,
+    )
+
 
 REASONS = [(r.value, alert_actions.REASON_WORDS[r]) for r in AlertCloseReason]
+
+
 CONFIRM_MESSAGE = "Tick the box to confirm: a closed alert stops the search for this person."
+
 
 _ANSWERS: dict[int | str, dict[str, Any]] = {
     403: {"model": ErrorOut, "description": "Cross-site request"},
@@ -48,25 +70,6 @@ _ANSWERS: dict[int | str, dict[str, Any]] = {
         "closing (or reopening) report for (code invalid_input)",
     },
 }
-
-
-class CloseAlertIn(BaseModel):
-    """What the person knows, and how (the note is required, not blank). Found safe,
-    admitted and deceased publish a report with that status for the caller's
-    organisation; duplicate and withdrawn close with the note alone."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    reason: AlertCloseReason
-    note: NoteText
-
-
-class ReopenAlertIn(BaseModel):
-    """Why the alert was closed by mistake (required, not blank)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    note: NoteText = Field(description="Why the alert is reopened.")
 
 
 def _organization(principal: Principal, incident_id: str) -> str | None:

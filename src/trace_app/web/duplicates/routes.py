@@ -15,12 +15,10 @@ page says so (409) and points to the person pages, the API answers 409
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
-from fastapi import Path, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import RedirectResponse
-from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -29,77 +27,24 @@ from trace_app.accounts.permissions import Permission
 from trace_app.domain import queries
 from trace_app.domain.duplicate_queue import (
     DUPLICATES_PER_PAGE,
-    DuplicatePair,
-    PersonFacts,
     duplicates_page,
     queue_refusal,
 )
 from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.links import decide_link_and_commit
-from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS
-from trace_app.store.models import AlertState, ClaimStatus, LinkDecision, Person
+from trace_app.store.models import LinkDecision, Person
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
+from trace_app.web.duplicates.schemas import DuplicatePageOut, DuplicatePairOut
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
 from trace_app.web.failures import failing_as
 from trace_app.web.gate import Access, gated_router, in_incident
 from trace_app.web.paging import page_number, page_number_or_refuse
+from trace_app.web.params import MAX_OFFSET, IncidentId
 
 api_router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
 page_router = gated_router(include_in_schema=False)
 
-IncidentId = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
-MAX_OFFSET = 1_000_000_000
 QUEUE_DECISIONS = (LinkDecision.SAME, LinkDecision.DIFFERENT)
-
-
-class PersonFactsOut(BaseModel):
-    person_id: str
-    name: str
-    age: int | None
-    status: ClaimStatus | None = Field(description="The current status; null with no claim.")
-    reported_at: datetime | None = Field(description="UTC time of the claim that gives it.")
-    location: str
-    source: str = Field(description="The organisation whose claim gives the status.")
-    alert: AlertState | None = Field(description="open, closed, or null when none was raised.")
-
-    @classmethod
-    def of(cls, facts: PersonFacts) -> PersonFactsOut:
-        return cls(
-            person_id=facts.person_id,
-            name=facts.name,
-            age=facts.age,
-            status=facts.status,
-            reported_at=facts.reported_at,
-            location=facts.location,
-            source=facts.source,
-            alert=facts.alert,
-        )
-
-
-class DuplicateReasonOut(BaseModel):
-    code: str
-    words: str
-
-
-class DuplicatePairOut(BaseModel):
-    first: PersonFactsOut = Field(description="The older record.")
-    second: PersonFactsOut
-    reasons: list[DuplicateReasonOut]
-
-    @classmethod
-    def of(cls, pair: DuplicatePair) -> DuplicatePairOut:
-        return cls(
-            first=PersonFactsOut.of(pair.first),
-            second=PersonFactsOut.of(pair.second),
-            reasons=[DuplicateReasonOut(code=r.code, words=r.words) for r in pair.reasons],
-        )
-
-
-class DuplicatePageOut(BaseModel):
-    items: list[DuplicatePairOut]
-    total: int
-    offset: int
-    limit: int
 
 
 @api_router.get(

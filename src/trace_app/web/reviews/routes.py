@@ -12,13 +12,10 @@ A decision is only ever recorded here, by a person; the saved run is never chang
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import Path, Query, Request
+from fastapi import Request
 from fastapi.responses import RedirectResponse
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -31,163 +28,27 @@ from trace_app.domain.reviews import (
     ReviewRefusedError,
     ReviewValue,
 )
-from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, MAX_NOTE_CHARACTERS, NoteText
+from trace_app.domain.text import MAX_NOTE_CHARACTERS
 from trace_app.investigation import evidence_store, review_queue
-from trace_app.investigation.outcome import InvestigationResult
-from trace_app.investigation.review_queue import QueueItem
-from trace_app.store.models import Report, ReviewDecision
+from trace_app.store.models import Report
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
 from trace_app.web.failures import failing_as
 from trace_app.web.gate import Access, gated_router, in_incident, on_record
 from trace_app.web.paging import MAX_PAGE_NUMBER, page_number_or_refuse
+from trace_app.web.params import IncidentId, Limit, Offset, ReportId
+from trace_app.web.reviews.cards import current_review
+from trace_app.web.reviews.schemas import (
+    ReviewHistory,
+    ReviewIn,
+    ReviewItemOut,
+    ReviewOut,
+    ReviewQueuePage,
+)
 
 router = gated_router(tags=["reviews"])
 
-Id = Annotated[str, Path(max_length=MAX_ID_CHARACTERS, pattern=ID_PATTERN)]
-Offset = Annotated[int, Query(ge=0, le=1_000_000_000)]
-Limit = Annotated[int, Query(ge=1, le=queries.MAX_PAGE_SIZE)]
 REVIEWS_PER_PAGE = 20
-
-
-class ReviewIn(BaseModel):
-    """A person's decision: one value of the closed set, and how they decided."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    decision: ReviewValue
-    note: NoteText
-
-
-class ReviewOut(BaseModel):
-    id: str
-    report_id: str
-    run_id: str = Field(description="The saved investigation run the person decided on.")
-    decision: ReviewValue = Field(description="The decision's code (for programs).")
-    decision_label: str = Field(description="The decision in a few plain words.")
-    decision_sentence: str = Field(
-        description="What happened, in plain words: 'A reviewer confirmed the relay'."
-    )
-    decision_meaning: str
-    note: str
-    decided_at: datetime
-    decided_by: str = Field(description="The account that decided ('' before accounts existed).")
-    sequence: int = Field(description="1 for the report's first decision; the highest is current.")
-    on_shown_run: bool = Field(
-        description="Whether it was decided on the run the report's result shows now; false: "
-        "on an earlier run (the report is back in the queue)."
-    )
-
-    @classmethod
-    def of(cls, row: ReviewDecision, shown_run_id: str | None) -> ReviewOut:
-        value = ReviewValue(row.decision)
-        return cls(
-            id=row.id,
-            report_id=row.report_id,
-            run_id=row.run_id,
-            decision=value,
-            decision_label=value.label,
-            decision_sentence=value.sentence,
-            decision_meaning=value.meaning,
-            note=row.note,
-            decided_at=row.decided_at,
-            decided_by=row.decided_by,
-            sequence=row.sequence,
-            on_shown_run=row.run_id == shown_run_id,
-        )
-
-
-class ReviewHistory(BaseModel):
-    items: list[ReviewOut]
-    total: int
-    offset: int
-    limit: int
-
-
-class CueOut(BaseModel):
-    start: int
-    end: int
-    kind: str
-    words: str
-    language: str
-
-
-class CitationOut(BaseModel):
-    role: str
-    report_id: str
-    source: str
-    excerpt: str
-    reported_at: str
-
-
-class ReviewItemOut(BaseModel):
-    report_id: str
-    summary: str
-    source: str
-    person_name: str
-    reported_at: datetime
-    run_id: str
-    run_at: datetime
-    mode: str | None
-    status: str = Field(description="Always NEEDS_REVIEW: only those await a person.")
-    status_meaning: str
-    reason: str
-    excerpt: str = Field(description="The report text the result cites.")
-    evidence: list[CueOut] = Field(description="The attribution cues found in the excerpt.")
-    citations: list[CitationOut]
-    earlier_review: ReviewOut | None = Field(
-        description="The report's current decision, made on an earlier run; null if none."
-    )
-
-    @classmethod
-    def of(cls, item: QueueItem) -> ReviewItemOut:
-        result, report = item.result, item.report
-        data = result.as_json()
-        return cls(
-            report_id=report.id,
-            summary=report.summary,
-            source=report.organization.name,
-            person_name=report.person_name,
-            reported_at=report.reported_at,
-            run_id=item.run.id,
-            run_at=item.run.run_at,
-            mode=data["mode"],
-            status=data["status"],
-            status_meaning=data["status_meaning"],
-            reason=result.reason,
-            excerpt=report_excerpt(result),
-            evidence=[CueOut(**cue) for cue in data["evidence"]],
-            citations=[CitationOut(**c) for c in data["citations"]],
-            earlier_review=(
-                ReviewOut.of(item.earlier_review, item.run.id) if item.earlier_review else None
-            ),
-        )
-
-
-class ReviewQueuePage(BaseModel):
-    items: list[ReviewItemOut]
-    total: int
-    offset: int
-    limit: int
-
-
-def report_excerpt(result: InvestigationResult) -> str:
-    return next((c.excerpt for c in result.citations if c.role == "report"), "")
-
-
-def current_review(session: Session, report_id: str) -> ReviewOut | None:
-    """The report's current decision as the API and the result card show it."""
-    row = reviews.latest_review(session, report_id)
-    if row is None:
-        return None
-    return ReviewOut.of(row, evidence_store.latest_run_id(session, report_id))
-
-
-def review_json(request: Request, report_id: str) -> dict[str, Any] | None:
-    """``current_review`` in its own session, as JSON (for the investigation's answers)."""
-    with open_session(request) as session:
-        found = current_review(session, report_id)
-    return found.model_dump(mode="json") if found is not None else None
 
 
 @router.get(
@@ -196,7 +57,7 @@ def review_json(request: Request, report_id: str) -> dict[str, Any] | None:
     responses={**COMMON_RESPONSES, 404: {"model": ErrorOut, "description": "No such incident"}},
 )
 def review_queue_api(
-    incident_id: Id,
+    incident_id: IncidentId,
     offset: Offset = 0,
     limit: Limit = 100,
     session: Session = UNIT_OF_WORK,
@@ -229,7 +90,7 @@ def review_queue_api(
     },
 )
 def record_review_api(
-    report_id: Id,
+    report_id: ReportId,
     data: ReviewIn,
     session: Session = UNIT_OF_WORK,
     access: Access = on_record(Permission.REVIEWS_WRITE, Report, "report_id"),
@@ -246,7 +107,7 @@ def record_review_api(
     responses={**COMMON_RESPONSES, 404: {"model": ErrorOut, "description": "No such report"}},
 )
 def review_history_api(
-    report_id: Id,
+    report_id: ReportId,
     offset: Offset = 0,
     limit: Limit = 100,
     session: Session = UNIT_OF_WORK,
@@ -261,9 +122,6 @@ def review_history_api(
         offset=offset,
         limit=limit,
     )
-
-
-# --- the Reviews page and its form ----------------------------------------------------
 
 
 def _reviews_page(
@@ -375,14 +233,3 @@ def _review_form(
         f"/incidents/{quote(row.incident_id)}/reviews?decided={quote(row.report_id)}",
         status_code=303,
     )
-
-
-def review_card_context(session: Session, report: Report) -> dict[str, Any]:
-    """The result card's names for the person's decision (read only)."""
-    return {
-        "review": current_review(session, report.id),
-        "reviews_url": f"/incidents/{quote(report.incident_id)}/reviews",
-        "review_values": list(ReviewValue),
-        "review_meanings": REVIEW_MEANINGS,
-        "max_note": MAX_NOTE_CHARACTERS,
-    }

@@ -18,10 +18,6 @@ is audited (``member.set``, ``member.remove``).
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import Path
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, selectinload
 
@@ -30,42 +26,14 @@ from trace_app.accounts.permissions import Permission, Role, may_grant
 from trace_app.accounts.principal import Principal
 from trace_app.domain import organizations
 from trace_app.domain.errors import RefusedError
-from trace_app.domain.text import SourceNameText
 from trace_app.store.account_models import EVERY_INCIDENT, Membership, User
-from trace_app.web.api import IncidentId
+from trace_app.web.accounts.schemas import MemberIn, MemberList, MemberOut, RemoveIn, UserName
 from trace_app.web.deps import UNIT_OF_WORK
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut
 from trace_app.web.gate import Access, gated_router, in_incident
+from trace_app.web.params import IncidentId
 
 router = gated_router(prefix="/api", tags=["members"], responses=COMMON_RESPONSES)
-
-UserName = Annotated[str, Path(max_length=80, pattern=users.USER_NAME.pattern)]
-
-
-class MemberIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    role: Role
-    organization: SourceNameText | None = Field(
-        default=None, description="The organisation they act for (a reporter needs one)."
-    )
-
-
-class RemoveIn(BaseModel):
-    """Removing takes an empty object."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class MemberOut(BaseModel):
-    user: str
-    role: Role
-    organization: str | None
-    scope: str = Field(description="This incident's id, or '*' for every incident.")
-
-
-class MemberList(BaseModel):
-    items: list[MemberOut]
 
 
 def _granter_role(principal: Principal, incident_id: str) -> Role:

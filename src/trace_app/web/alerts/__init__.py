@@ -1,0 +1,1 @@
+"""Alerts: an incident's alerts, closing and reopening one."""

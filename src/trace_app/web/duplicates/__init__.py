@@ -1,0 +1,1 @@
+"""Duplicates: the incident's queue of possible duplicates, decided pair by pair."""

@@ -1,0 +1,1 @@
+"""Incidents: the home page, the incidents API, a new incident, its time zone, Reset demo."""

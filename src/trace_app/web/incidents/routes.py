@@ -1,0 +1,232 @@
+"""Incidents: the home page (the incidents you may see), ``GET``/``POST /api/incidents``,
+an incident's time zone (``PUT /api/incidents/{id}/time-zone`` and the People page's
+form) and Reset demo (a demo server only).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from fastapi import Request
+from fastapi.responses import JSONResponse, RedirectResponse
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from trace_app import demo_reset
+from trace_app.accounts.permissions import Permission
+from trace_app.accounts.principal import Principal
+from trace_app.domain import queries
+from trace_app.domain.incidents import create_incident, set_time_zone
+from trace_app.web.auth import authorize
+from trace_app.web.deps import DEMO_ONLY_MESSAGE, UNIT_OF_WORK, is_demo, open_session, render
+from trace_app.web.errors import (
+    COMMON_RESPONSES,
+    ErrorOut,
+    ValidationErrorOut,
+)
+from trace_app.web.failures import failing_as
+from trace_app.web.gate import Access, gated_router, in_incident, needs
+from trace_app.web.incidents.schemas import (
+    IncidentIn,
+    IncidentList,
+    IncidentOut,
+    ResetIn,
+    ResetOut,
+    TimeZoneIn,
+    TimeZoneOut,
+)
+from trace_app.web.params import IncidentId
+
+api_router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
+page_router = gated_router(include_in_schema=False)
+
+
+@api_router.get("/incidents", response_model=IncidentList)
+def list_incidents(
+    session: Session = UNIT_OF_WORK, access: Access = needs(Permission.READ)
+) -> IncidentList:
+    """The incidents this account is a member of, with their counts."""
+    return IncidentList(
+        items=[
+            IncidentOut(
+                id=s.incident.id,
+                name=s.incident.name,
+                description=s.incident.description,
+                time_zone=s.incident.time_zone,
+                reports=s.reports,
+                people=s.people,
+                open_alerts=s.open_alerts,
+            )
+            for s in queries.list_incidents(session)
+            if access.principal.may_see(s.incident.id)
+        ]
+    )
+
+
+@api_router.post(
+    "/incidents",
+    status_code=201,
+    response_model=IncidentOut,
+    responses={
+        403: {"model": ErrorOut, "description": "Cross-site request, or not a coordinator"},
+        422: {
+            "model": ValidationErrorOut,
+            "description": "A bad or already used name, or an unknown time zone",
+        },
+    },
+)
+def create_incident_api(
+    data: IncidentIn,
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.INCIDENTS_WRITE),
+) -> IncidentOut:
+    """A coordinator of every incident opens a new incident (audited)."""
+    incident = create_incident(
+        session, data.name, data.description, time_zone=data.time_zone, actor=access.actor
+    )
+    session.commit()
+    return IncidentOut(
+        id=incident.id,
+        name=incident.name,
+        description=incident.description,
+        time_zone=incident.time_zone,
+        reports=0,
+        people=0,
+        open_alerts=0,
+    )
+
+
+@api_router.post(
+    "/demo/reset",
+    response_model=ResetOut,
+    responses={403: {"model": ErrorOut, "description": "Not a demo server (code demo_only)"}},
+)
+def reset(
+    request: Request,
+    _body: ResetIn,
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.DEMO_RESET),
+) -> ResetOut | JSONResponse:
+    """Delete everything (investigation runs included) and seed the demo again.
+
+    Only on a demo server (``trace demo``, ``trace serve --demo``); elsewhere 403."""
+    if not is_demo(request):
+        return JSONResponse({"detail": DEMO_ONLY_MESSAGE, "code": "demo_only"}, status_code=403)
+    authorize(access.principal, Permission.DEMO_RESET, None)  # it deletes every incident
+    incident = demo_reset.reset(session, request.app.state.settings, actor=access.actor)
+    session.commit()
+    summary = next(s for s in queries.list_incidents(session) if s.incident.id == incident.id)
+    return ResetOut(
+        incident_id=incident.id,
+        reports=summary.reports,
+        people=summary.people,
+        open_alerts=summary.open_alerts,
+    )
+
+
+def _visible(session: Session, principal: Principal) -> list[queries.IncidentSummary]:
+    return [s for s in queries.list_incidents(session) if principal.may_see(s.incident.id)]
+
+
+@page_router.get("/")
+def home(
+    request: Request,
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.READ),
+) -> Response:
+    summaries = _visible(session, access.principal)
+    return render(
+        request,
+        "home.html",
+        {
+            "summaries": summaries,
+            "nav_incident": summaries[0].incident if summaries else None,
+            "was_reset": request.query_params.get("reset") == "1",
+        },
+    )
+
+
+@page_router.get("/incidents/{incident_id}")
+def incident(incident_id: str, _: Access = in_incident(Permission.READ)) -> Response:
+    return RedirectResponse(f"/incidents/{incident_id}/people", status_code=307)
+
+
+@page_router.get("/demo/reset")
+def confirm_reset(
+    request: Request,
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.DEMO_RESET),
+) -> Response:
+    """Reset demo asks first: what it deletes, with the counts, and one button to go on."""
+    if not is_demo(request):
+        return render(
+            request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
+        )
+    authorize(access.principal, Permission.DEMO_RESET, None)
+    summaries = queries.list_incidents(session)
+    return render(
+        request,
+        "confirm_reset.html",
+        {
+            "summaries": summaries,
+            "reports": sum(s.reports for s in summaries),
+            "people": sum(s.people for s in summaries),
+        },
+    )
+
+
+@page_router.post("/demo/reset")
+def reset_form(
+    request: Request,
+    session: Session = UNIT_OF_WORK,
+    access: Access = needs(Permission.DEMO_RESET),
+) -> Response:
+    if not is_demo(request):
+        return render(
+            request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
+        )
+    authorize(access.principal, Permission.DEMO_RESET, None)  # it deletes every incident
+    demo_reset.reset(session, request.app.state.settings, actor=access.actor)
+    session.commit()
+    return RedirectResponse("/?reset=1", status_code=303)
+
+
+@api_router.put(
+    "/incidents/{incident_id}/time-zone",
+    response_model=TimeZoneOut,
+    responses={
+        403: {"model": ErrorOut, "description": "Cross-site request, or not a coordinator"},
+        404: {"model": ErrorOut, "description": "No such incident"},
+        422: {"model": ValidationErrorOut, "description": "A zone zoneinfo does not know"},
+    },
+)
+def put_time_zone(
+    incident_id: IncidentId,
+    data: TimeZoneIn,
+    session: Session = UNIT_OF_WORK,
+    access: Access = in_incident(Permission.INCIDENTS_WRITE),
+) -> TimeZoneOut:
+    """Set the zone the incident's pages show times in (audited); times stay UTC here."""
+    incident = set_time_zone(session, incident_id, data.time_zone, actor=access.actor)
+    return TimeZoneOut(incident_id=incident.id, time_zone=incident.time_zone)
+
+
+@page_router.post("/incidents/{incident_id}/time-zone")
+async def time_zone_form(
+    request: Request, incident_id: str, access: Access = in_incident(Permission.INCIDENTS_WRITE)
+) -> Response:
+    submitted = await request.form()
+    value = submitted.get("time_zone", "")
+    zone = value if isinstance(value, str) else ""
+    return await run_in_threadpool(_set_from_form, request, access, incident_id, zone)
+
+
+def _set_from_form(request: Request, access: Access, incident_id: str, zone: str) -> Response:
+    failing_as(request, "Time zone not changed")
+    with open_session(request) as session:
+        set_time_zone(session, incident_id, zone, actor=access.actor)
+        session.commit()
+    return RedirectResponse(
+        f"/incidents/{quote(incident_id)}/people?time_zone_set=1", status_code=303
+    )

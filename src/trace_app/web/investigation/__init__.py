@@ -1,0 +1,1 @@
+"""The investigation over the web: its routes and what pages show of its saved results."""

@@ -1,0 +1,1 @@
+"""People: the People page and search, a person's page and API, same-person decisions."""

@@ -1,0 +1,1 @@
+"""Reports: publishing (the API and the form), a report, an incident's reports."""

@@ -1,0 +1,1 @@
+"""Reviews: the queue of results a person should decide, and their decisions."""
