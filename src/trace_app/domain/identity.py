@@ -422,8 +422,9 @@ def _blocked(session: Session, person: Person) -> set[str]:
         # the same key first: a common name's namesakes fill the bound from one range of
         # the key's B-tree, and the words' holders (every holder of "maya" and of
         # "gurung", a tenth of the incident or more) are not read
+        others = base.where(Person.id != person.id)
         same = connection.execute(
-            name_index.with_key(base, dialect, line).limit(SAME_KEY_LIMIT)
+            name_index.with_key(others, dialect, line).limit(SAME_KEY_LIMIT)
         ).all()
         found.update(row[0] for row in same)
         if len(same) >= SAME_KEY_LIMIT:

@@ -199,17 +199,17 @@ def rows_without_plans(
     people when a common name's holders pass; the whole table when nothing does)."""
     if connection.dialect.name != "postgresql":
         return list(connection.execute(statement))
-    names = list(plans)
-    was = {
-        plan: connection.execute(text("SELECT current_setting(:p)"), {"p": plan}).scalar()
-        for plan in names
-    }
-    for plan in names:
-        connection.execute(text("SELECT set_config(:p, 'off', true)"), {"p": plan})
+    names = sorted(set(plans))
+    # one round trip each way: the settings read and switched off, then put back
+    reads = ", ".join(
+        f"current_setting(:p{at}), set_config(:p{at}, 'off', true)" for at in range(len(names))
+    )
+    keys = {f"p{at}": plan for at, plan in enumerate(names)}
+    row = connection.execute(text(f"SELECT {reads}"), keys).one()
+    was = [row[2 * at] or "on" for at in range(len(names))]
     try:
         return list(connection.execute(statement))
     finally:
-        for plan, value in was.items():
-            connection.execute(
-                text("SELECT set_config(:p, :v, true)"), {"p": plan, "v": value or "on"}
-            )
+        puts = ", ".join(f"set_config(:p{at}, :v{at}, true)" for at in range(len(names)))
+        values = {f"v{at}": value for at, value in enumerate(was)}
+        connection.execute(text(f"SELECT {puts}"), {**keys, **values})
