@@ -22,6 +22,7 @@ from urllib.parse import quote
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.security import APIKeyCookie, HTTPBearer
+from sqlalchemy.orm import Session
 from starlette.responses import Response
 
 from trace_app.accounts import identify
@@ -75,13 +76,14 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-def _resolve(request: Request, bearer: str | None, cookie: str | None) -> Principal | None:
+def _resolve(
+    request: Request, session: Session, bearer: str | None, cookie: str | None
+) -> Principal | None:
     client = client_address(request)
-    with database(request).sessions() as session:
-        if bearer is not None:
-            return identify.by_token(session, bearer, client)
-        if cookie:
-            return identify.by_session(session, cookie, timeouts(settings_of(request)), client)
+    if bearer is not None:
+        return identify.by_token(session, bearer, client)
+    if cookie:
+        return identify.by_session(session, cookie, timeouts(settings_of(request)), client)
     return None
 
 
@@ -92,14 +94,18 @@ def _bearer_token(request: Request) -> str | None:
     return credentials.strip()
 
 
-def principal_of(request: Request) -> Principal | None:
+def principal_of(request: Request, session: Session | None = None) -> Principal | None:
     """The principal behind the request's token or session cookie (a token wins), or None.
-    Kept on ``request.state.principal`` for the templates' "signed in as" line."""
+    Kept on ``request.state.principal`` for the templates' "signed in as" line. Read in
+    ``session`` when given (the gate's one short session), else in one of its own."""
     if hasattr(request.state, "principal"):
         cached: Principal | None = request.state.principal
         return cached
+    if session is None:
+        with database(request).sessions() as own:
+            return principal_of(request, own)
     principal = _resolve(
-        request, _bearer_token(request), request.cookies.get(cookie_scheme.model.name)
+        request, session, _bearer_token(request), request.cookies.get(cookie_scheme.model.name)
     )
     request.state.principal = principal
     return principal

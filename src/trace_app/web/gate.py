@@ -85,8 +85,13 @@ class Gate:
         return self.permission.value if self.permission is not None else SIGNED_IN_MARK
 
     def open(self, request: Request) -> Access:
-        """Steps 1-5 of the module's order; raises the domain's access errors."""
-        principal = principal_of(request)
+        """Steps 1-5 of the module's order, in one short session of its own; raises the
+        domain's access errors."""
+        with database(request).sessions() as session:
+            return self._open(request, session)
+
+    def _open(self, request: Request, session: Session) -> Access:
+        principal = principal_of(request, session)
         if principal is None:
             raise NotSignedInError
         if self.permission is None:
@@ -95,13 +100,12 @@ class Gate:
             authorize(principal, self.permission, None, anywhere=True)
         if self.find is None:
             return Access(principal, None)
-        with database(request).sessions() as session:
-            incident_id = self.find(session, request)
-            if incident_id is None:
-                return Access(principal, None)
-            authorize(principal, self.permission, incident_id)
-            if self.incident_must_exist:
-                queries.get_incident(session, incident_id)
+        incident_id = self.find(session, request)
+        if incident_id is None:
+            return Access(principal, None)
+        authorize(principal, self.permission, incident_id)
+        if self.incident_must_exist:
+            queries.get_incident(session, incident_id)
         return Access(principal, incident_id)
 
 
