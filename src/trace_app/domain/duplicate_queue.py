@@ -33,6 +33,7 @@ from rapidfuzz import fuzz, process
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from trace_app.domain.claim_source import joined_to_source
 from trace_app.domain.errors import TooManyPeopleError
 from trace_app.domain.identity import (
     CLOSE_SPELLING_SCORE,
@@ -104,18 +105,17 @@ def person_facts(session: Session, person_ids: Iterable[str]) -> dict[str, Perso
     ).all()
     claims: dict[str, list[tuple[StatusClaim, str]]] = {pid: [] for pid in ids}
     for row in session.execute(
-        select(
-            Claim.person_id,
-            Claim.id,
-            Claim.status,
-            Report.reported_at,
-            Claim.position,
-            Organization.name,
-            Claim.location,
-        )
-        .join(Report, Report.id == Claim.report_id)
-        .join(Organization, Organization.id == Report.organization_id)
-        .where(Claim.person_id.in_(ids))
+        joined_to_source(
+            select(
+                Claim.person_id,
+                Claim.id,
+                Claim.status,
+                Report.reported_at,
+                Claim.position,
+                Organization.name,
+                Claim.location,
+            )
+        ).where(Claim.person_id.in_(ids))
     ):
         status_claim = StatusClaim(row[1], ClaimStatus(row[2]), row[3], row[4], row[5])
         claims[row[0]].append((status_claim, row[6]))

@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from trace_app.domain import queries
+from trace_app.domain.claim_source import joined_to_source
 from trace_app.domain.groups import record_ids
 from trace_app.domain.identity import PossibleDuplicate, get_person, possible_duplicates
 from trace_app.domain.links import LinkView, link_history
@@ -134,19 +135,19 @@ class PersonDetail:
 
 def _claims(session: Session, person_ids: list[str]) -> dict[str, list[ClaimDetail]]:
     rows = session.execute(
-        select(
-            Claim.id,
-            Claim.person_id,
-            Claim.status,
-            Claim.location,
-            Claim.report_id,
-            Report.summary,
-            Organization.name,
-            Report.reported_at,
-            Claim.position,
+        joined_to_source(
+            select(
+                Claim.id,
+                Claim.person_id,
+                Claim.status,
+                Claim.location,
+                Claim.report_id,
+                Report.summary,
+                Organization.name,
+                Report.reported_at,
+                Claim.position,
+            )
         )
-        .join(Report, Report.id == Claim.report_id)
-        .join(Organization, Organization.id == Report.organization_id)
         .where(Claim.person_id.in_(person_ids))
         .order_by(Report.reported_at, Claim.position, Claim.id)
     ).all()

@@ -28,6 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from trace_app.domain import interchange_people
+from trace_app.domain.claim_source import joined_to_source
 from trace_app.domain.errors import NotFoundError
 from trace_app.interchange.pfif import PersonOut, iter_pfif
 from trace_app.interchange.pfif_mapping import format_date, pfif_status
@@ -130,20 +131,20 @@ def _imported_notes(session: Session, report_ids: Sequence[str]) -> dict[str, st
 def _claims(session: Session, person_ids: Sequence[str]) -> dict[str, list[_ClaimRow]]:
     """Each person's claims in report-time order (one statement for the batch)."""
     rows = session.execute(
-        select(
-            Claim.id,
-            Claim.person_id,
-            Claim.report_id,
-            Claim.status,
-            Claim.location,
-            Claim.position,
-            Report.reported_at,
-            Report.published_at,
-            Report.original_text,
-            Organization.name,
+        joined_to_source(
+            select(
+                Claim.id,
+                Claim.person_id,
+                Claim.report_id,
+                Claim.status,
+                Claim.location,
+                Claim.position,
+                Report.reported_at,
+                Report.published_at,
+                Report.original_text,
+                Organization.name,
+            )
         )
-        .join(Report, Report.id == Claim.report_id)
-        .join(Organization, Organization.id == Report.organization_id)
         .where(Claim.person_id.in_(person_ids))
         .order_by(Report.reported_at, Claim.position)
     )

@@ -19,6 +19,7 @@ from sqlalchemy import Row, bindparam, func, select, tuple_
 from sqlalchemy.orm import Session, joinedload, selectinload
 
 from trace_app.domain import people_cursor
+from trace_app.domain.claim_source import joined_to_source
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.groups import is_group_lead
 from trace_app.store.models import (
@@ -195,18 +196,18 @@ _PEOPLE_AFTER = (
     .limit(bindparam("limit"))
 )
 _CLAIM_ROWS = (
-    select(
-        Claim.person_id,
-        Claim.id,
-        Claim.status,
-        Claim.location,
-        Claim.report_id,
-        Report.summary,
-        Organization.name.label("source"),
-        Report.reported_at,
+    joined_to_source(
+        select(
+            Claim.person_id,
+            Claim.id,
+            Claim.status,
+            Claim.location,
+            Claim.report_id,
+            Report.summary,
+            Organization.name.label("source"),
+            Report.reported_at,
+        )
     )
-    .join(Report, Report.id == Claim.report_id)
-    .join(Organization, Organization.id == Report.organization_id)
     .where(Claim.person_id.in_(bindparam("person_ids", expanding=True)))
     .order_by(Claim.position, Claim.id)
 )
@@ -216,7 +217,7 @@ _ALERTS_IN_STATE = (
     Alert.joined_alert_id.is_(None),
 )
 _COUNT_ALERTS = select(func.count()).select_from(Alert).where(*_ALERTS_IN_STATE)
-_ALERT_COLUMNS = (
+_ALERT_COLUMNS = joined_to_source(
     select(
         Alert.id,
         Alert.state,
@@ -236,14 +237,11 @@ _ALERT_COLUMNS = (
     )
     .join(Person, Person.id == Alert.person_id)
     .join(Claim, Claim.id == Alert.claim_id)
-    .join(Report, Report.id == Claim.report_id)
-    .join(Organization, Organization.id == Report.organization_id)
 )
 _JOINED_SOURCES = (
-    select(Alert.joined_alert_id, Organization.name)
-    .join(Claim, Claim.id == Alert.claim_id)
-    .join(Report, Report.id == Claim.report_id)
-    .join(Organization, Organization.id == Report.organization_id)
+    joined_to_source(
+        select(Alert.joined_alert_id, Organization.name).join(Claim, Claim.id == Alert.claim_id)
+    )
     .where(Alert.joined_alert_id.in_(bindparam("alert_ids", expanding=True)))
     .order_by(Alert.position, Alert.id)
 )
