@@ -65,7 +65,7 @@ def test_card_api_person_page_and_queue_show_the_decision(
     before = client.get(f"/api/reports/{report_id}/investigation").json()
     assert before["headline"] == "Needs review" and before["review"] is None
     page = visible_text(client.get(f"/reports/{report_id}").text)
-    assert "Needs review" in page and "No person has decided" in page
+    assert "Needs a person to check" in page and "No person has decided" in page
 
     assert decide(client, report_id, "relay_confirmed", "Phoned the camp.").status_code == 201
 
@@ -78,7 +78,7 @@ def test_card_api_person_page_and_queue_show_the_decision(
     assert review["decided_by"] == REVIEWER and review["decided_at"]
 
     report_page = visible_text(client.get(f"/reports/{report_id}").text)
-    assert "Reviewed: relay confirmed" in report_page
+    assert "Decided: Relay confirmed" in report_page  # a decided result looks decided
     assert "A reviewer confirmed the relay" in report_page and REVIEWER in report_page
 
     person_id = client.get(f"/api/reports/{report_id}").json()["person_id"]
@@ -87,7 +87,7 @@ def test_card_api_person_page_and_queue_show_the_decision(
     assert shown["headline"] == "Reviewed: relay confirmed"
     assert shown["review"]["decided_by"] == REVIEWER
     person_page = visible_text(client.get(f"/people/{person_id}").text)
-    assert "Reviewed: relay confirmed" in person_page
+    assert "Decided: Relay confirmed" in person_page
     assert "A reviewer confirmed the relay" in person_page and REVIEWER in person_page
 
     queue = visible_text(client.get(f"/incidents/{incident}/reviews?decided={report_id}").text)
@@ -102,4 +102,5 @@ def test_card_api_person_page_and_queue_show_the_decision(
     assert again["headline"] == "Needs review"
     assert again["review"]["on_shown_run"] is False
     page = visible_text(client.get(f"/reports/{report_id}").text)
-    assert "Needs review" in page and "A reviewer confirmed the relay" in page
+    assert "Needs a person to check" in page and "A reviewer confirmed the relay" in page
+    assert "Decided:" not in page

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from trace_app import glossary
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.vocabulary import MODE_ICONS, STATUS_ICONS, Mode, Status
 from trace_app.store.models import ClaimStatus
@@ -49,7 +50,10 @@ def test_every_mode_has_its_own_shape_and_words_on_the_card() -> None:
         )
         assert found, mode
         badges[mode] = (found.group(2), found.group(3))
-        assert found.group(1) == mode.value.lower() and mode.value in found.group(3)
+        assert found.group(1) == mode.value.lower()
+        # plain words on the card (the glossary's), the code only in the folded details
+        assert mode.value not in found.group(3)
+        assert found.group(3) == glossary.phrase("check_mode", mode.value).format(day="15 Jul")
     assert {m: icon for m, (icon, _) in badges.items()} == MODE_ICONS
     assert len({icon for icon, _ in badges.values()}) == len(Mode)
 
@@ -60,4 +64,7 @@ def test_claim_status_badges_differ_by_shape_and_word() -> None:
     assert len(set(shapes)) == len(names)
     for name in names:
         html = str(status_badge(name))
-        assert f">{STATUS_BADGE_ICONS[name]}</span>{name}</span>" in html
+        table = "alert_state" if name == "closed" else "claim_status"
+        words = glossary.phrase(table, name)
+        assert f">{STATUS_BADGE_ICONS[name]}</span>{words}</span>" in html
+        assert f'data-code="{name}"' in html

@@ -137,10 +137,12 @@ def test_nepal_publish_form_time_is_stored_in_utc_and_shown_with_the_offset(
     stored = web.get(f"/api/reports/{report_id}").json()
     assert stored["reported_at"].startswith("2015-04-25T08:45:00")  # UTC in the API
     page = web.get(f"/reports/{report_id}").text
-    shown = '<time datetime="2015-04-25T08:45:00+00:00" title="2015-04-25 08:45 UTC">'
-    assert shown + "2015-04-25 14:30 +05:45</time>" in page
+    # as a reader says it, in the incident's zone; the exact time (offset, UTC) on request
+    exact = "2015-04-25 14:30:00 +05:45 · 2015-04-25 08:45:00 UTC"
+    shown = f'<time class="when" datetime="2015-04-25T08:45:00+00:00" title="{exact}">'
+    assert shown + f'25 Apr 2015, 14:30 (Kathmandu)<span class="when-exact"> ({exact})' in page
     people = web.get(f"/incidents/{incident_id}/people", params={"q": "Zone Form Person"}).text
-    assert "2015-04-25 14:30 +05:45" in people
+    assert "25 Apr 2015, 14:30 (Kathmandu)" in people
     bad = web.post(
         f"/incidents/{incident_id}/time-zone",
         data={"time_zone": "Atlantis", "csrf_token": csrf(web)},
@@ -148,7 +150,7 @@ def test_nepal_publish_form_time_is_stored_in_utc_and_shown_with_the_offset(
     assert bad.status_code == 422 and "IANA" in bad.text
     web.put(f"/api/incidents/{incident_id}/time-zone", json={"time_zone": "UTC"})
     again = web.get(f"/reports/{report_id}").text
-    assert "2015-04-25 08:45 UTC</time>" in again and "+05:45" not in again
+    assert "25 Apr 2015, 08:45 (UTC)" in again and "+05:45" not in again
 
 
 def test_the_cli_creates_with_a_zone_and_changes_it(

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from trace_app import glossary
 from trace_app.domain.errors import InvalidInputError
 
 DEFAULT_TIME_ZONE = "UTC"
@@ -88,3 +89,49 @@ def local_to_utc(value: datetime, zone_name: str | None) -> datetime:
 def utc_to_local_input(value: datetime, zone_name: str | None) -> str:
     """``value`` as a ``datetime-local`` input's value in the zone (``2015-04-25T14:30``)."""
     return value.astimezone(zone_of(zone_name)).strftime("%Y-%m-%dT%H:%M")
+
+
+def zone_label(zone_name: str | None) -> str:
+    """The zone as a reader names it: its city (``Asia/Kathmandu`` -> ``Kathmandu``,
+    ``America/Argentina/Buenos_Aires`` -> ``Buenos Aires``), or ``UTC``."""
+    if not zone_name or zone_name == DEFAULT_TIME_ZONE:
+        return DEFAULT_TIME_ZONE
+    return zone_name.rsplit("/", 1)[-1].replace("_", " ")
+
+
+def _day_parts(local: datetime) -> dict[str, str]:
+    return {
+        "day": str(local.day),
+        "month": glossary.MONTHS[local.month - 1],
+        "year": str(local.year),
+    }
+
+
+def format_friendly(value: datetime, zone_name: str | None, *, now: datetime | None = None) -> str:
+    """``value`` as a reader says it, in the zone: ``2 Dec, 14:05 (Kathmandu)``; a year
+    other than the current one is named (``25 Apr 2015, 14:30 (Kathmandu)``). The exact
+    time, with its offset and in UTC, is :func:`format_exact`."""
+    zone = zone_of(zone_name)
+    local = value.astimezone(zone)
+    this_year = (now or datetime.now(UTC)).astimezone(zone).year
+    pattern = glossary.WHEN_THIS_YEAR if local.year == this_year else glossary.WHEN_OTHER_YEAR
+    return pattern.format(
+        **_day_parts(local), clock=local.strftime("%H:%M"), zone=zone_label(zone_name)
+    )
+
+
+def format_day(value: datetime, zone_name: str | None, *, now: datetime | None = None) -> str:
+    """The day alone, in the zone: ``2 Dec`` (``25 Apr 2015`` in another year)."""
+    zone = zone_of(zone_name)
+    local = value.astimezone(zone)
+    this_year = (now or datetime.now(UTC)).astimezone(zone).year
+    pattern = glossary.DAY_THIS_YEAR if local.year == this_year else glossary.DAY_OTHER_YEAR
+    return pattern.format(**_day_parts(local))
+
+
+def format_exact(value: datetime, zone_name: str | None) -> str:
+    """The exact time, to the second, with its offset and in UTC:
+    ``2015-04-25 14:30:00 +05:45 · 2015-04-25 08:45:00 UTC`` (UTC once for UTC)."""
+    local = format_local(value, zone_name, seconds=True)
+    utc = format_utc(value, seconds=True)
+    return local if local == utc else glossary.WHEN_EXACT.format(local=local, utc=utc)

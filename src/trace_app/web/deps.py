@@ -15,11 +15,18 @@ from markupsafe import Markup
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
+from trace_app import glossary
 from trace_app.domain.audit import require_audit
-from trace_app.domain.time_zones import format_local, format_utc
+from trace_app.domain.time_zones import format_day, format_exact, format_friendly
 from trace_app.store.db import Database
 from trace_app.store.models import Report
-from trace_app.web.evidence_view import cue_segments, result_headline
+from trace_app.web.evidence_view import (
+    check_outcome,
+    cue_segments,
+    is_decided,
+    result_headline,
+    result_summary,
+)
 
 ReportContextProvider = Callable[[Session, Report], dict[str, Any]]
 """Adds names to the report view's template context (e.g. the investigation's saved
@@ -36,9 +43,15 @@ def make_templates() -> Jinja2Templates:
         lstrip_blocks=True,
     )
     env.filters["when"] = format_when
+    env.filters["day"] = format_day_filter
     env.filters["status_badge"] = status_badge
     env.globals["cue_segments"] = cue_segments
     env.globals["result_headline"] = result_headline
+    env.globals["result_summary"] = result_summary
+    env.globals["is_decided"] = is_decided
+    env.globals["check_outcome"] = check_outcome
+    env.globals["words"] = glossary
+    env.globals["who_can"] = glossary.who_can
     return Jinja2Templates(env=env)
 
 
@@ -57,14 +70,25 @@ def page_time_zone(context: Context) -> str | None:
 def format_when(
     context: Context, value: datetime, zone: str | None = None, seconds: bool = False
 ) -> Markup:
-    """The one way pages show a time: in the page's incident's zone with its offset
-    (``2015-04-25 14:30 +05:45``), UTC on hover (``title``) and in ``datetime``. A filter,
-    cheaper than a macro on long lists; ``zone`` overrides the page's."""
+    """The one way pages show a time: as a reader says it, in the page's incident's zone
+    (``2 Dec, 14:05 (Kathmandu)``), with the exact time (to the second, with its offset
+    and in UTC) in ``title`` for a mouse, in ``datetime`` for programs, and in a
+    ``when-exact`` part that "Show exact times" unfolds on any screen, touch included
+    (``static/words.css``; ADR 0130). A filter, cheaper than a macro on long lists;
+    ``zone`` overrides the page's. ``seconds`` is kept for callers: the exact part always
+    has them."""
+    del seconds
     zone = zone if zone is not None else page_time_zone(context)
-    shown = format_local(value, zone, seconds=seconds)
-    return Markup('<time datetime="{}" title="{}">{}</time>').format(
-        value.isoformat(), format_utc(value, seconds=seconds), shown
-    )
+    exact = format_exact(value, zone)
+    return Markup(
+        '<time class="when" datetime="{}" title="{}">{}<span class="when-exact"> ({})</span></time>'
+    ).format(value.isoformat(), exact, format_friendly(value, zone), exact)
+
+
+@pass_context
+def format_day_filter(context: Context, value: datetime, zone: str | None = None) -> str:
+    """The day alone in the page's zone: ``2 Dec``."""
+    return format_day(value, zone if zone is not None else page_time_zone(context))
 
 
 # A shape beside each claim or alert status word, so that badges differ by more than colour.
@@ -80,11 +104,14 @@ STATUS_BADGE_ICONS = {
 
 
 def status_badge(status: str) -> Markup:
+    """A claim status or an alert state in plain words (the glossary's phrase), with its
+    shape; the code stays in the class and in ``data-code``."""
     icon = STATUS_BADGE_ICONS.get(status, "•")
+    table = "alert_state" if status in glossary.ALERT_STATE else "claim_status"
     return Markup(
-        '<span class="status status-{0}"><span class="badge-icon" aria-hidden="true">{1}</span>'
-        "{0}</span>"
-    ).format(status, icon)
+        '<span class="status status-{0}" data-code="{0}"><span class="badge-icon" '
+        'aria-hidden="true">{1}</span>{2}</span>'
+    ).format(status, icon, glossary.phrase(table, status))
 
 
 DEMO_ONLY_MESSAGE = (

@@ -17,6 +17,13 @@
   reload sends nothing. The results behind the tokens are kept in this process for 15
   minutes (at most 512); on another replica, or later, the page shows the saved result.
 
+The panel says what each press did, in words beside the button and to screen readers
+(``#check-outcome``, :func:`trace_app.web.evidence_view.check_outcome`): a new check, a
+saved result shown again with nothing sent, a wrong passphrase (also on a report whose
+saved result is shown), a refusal. Only members who may run a check see the form; others
+read one line saying who can. A refused htmx check is answered with that line (200, so
+htmx shows it) and audited like any refusal.
+
 The passphrase is read from the request body, compared in constant time inside the
 service, and never stored, logged or rendered: the panel's field is always empty.
 """
@@ -27,6 +34,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -39,9 +47,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from modelgate.errors import LedgerUnavailable
+from trace_app import glossary
 from trace_app.accounts.permissions import Permission
 from trace_app.domain import audit, queries
-from trace_app.domain.errors import InvalidInputError, NotFoundError
+from trace_app.domain.errors import InvalidInputError, NotFoundError, RefusedError
+from trace_app.domain.time_zones import format_day
 from trace_app.investigation import evidence_store
 from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS, ModelSettings
 from trace_app.investigation.outcome import InvestigationResult
@@ -51,7 +61,7 @@ from trace_app.store.models import Report
 from trace_app.web.auth import authorize
 from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
-from trace_app.web.evidence_view import result_headline
+from trace_app.web.evidence_view import check_outcome, result_headline, result_summary
 from trace_app.web.failures import failing_as
 from trace_app.web.gate import Access, gated_router, needs, on_record
 from trace_app.web.params import ReportId
@@ -186,11 +196,17 @@ async def investigate_form(
         raise InvalidInputError(
             f"The passphrase is longer than {MAX_PASSPHRASE_CHARACTERS} characters."
         )
-    _may_check(access, passphrase)
+    htmx = request.headers.get("hx-request") == "true"
+    try:
+        _may_check(access, passphrase)
+    except RefusedError as exc:  # shown beside the button it came from (ADR 0120)
+        if not htmx:
+            raise
+        return await run_in_threadpool(_refused_fragment, request, exc)
     refusal = _throttled(request, passphrase)
     if refusal is not None:
         headers = {"Retry-After": str(refusal.retry_after_s)}
-        if request.headers.get("hx-request") == "true":
+        if htmx:
             fragment = Markup('<p class="error" role="alert" id="throttled">{}</p>')
             return HTMLResponse(fragment.format(refusal.message), 429, headers=headers)
         page = render(
@@ -200,12 +216,21 @@ async def investigate_form(
         return page
     result = await service(request).investigate(report_id, passphrase or None)
     await run_in_threadpool(_audit_check, request, access, report_id, passphrase, result)
-    if request.headers.get("hx-request") == "true":
+    svc = service(request)
+    done = CheckDone(
+        result,
+        typed=bool(passphrase),
+        passphrase_ok=bool(passphrase) and svc.model.passphrase_matches(passphrase),
+    )
+    if htmx:
         reviewed = await run_in_threadpool(_review_names, request, report_id)
         card = render(request, "investigation/result.html", {**card_context(result), **reviewed})
         cleared = render(request, "investigation/passphrase_input.html", {"oob": True})
-        return HTMLResponse(bytes(card.body) + bytes(cleared.body), headers=_no_store())
-    token = recent_checks(request).put(report_id, result)
+        said = _outcome_fragment(outcome_words(request, done, reviewed["time_zone"]), oob=True)
+        return HTMLResponse(
+            bytes(card.body) + bytes(cleared.body) + str(said).encode(), headers=_no_store()
+        )
+    token = recent_checks(request).put(report_id, done)
     return RedirectResponse(
         f"/reports/{quote(report_id)}?check={token}#investigate-heading", status_code=303
     )
@@ -221,10 +246,10 @@ class RecentChecks:
     def __init__(self, size: int = 512, ttl_s: float = 900.0) -> None:
         self.size = size
         self.ttl_s = ttl_s
-        self._items: OrderedDict[str, tuple[str, InvestigationResult, float]] = OrderedDict()
+        self._items: OrderedDict[str, tuple[str, CheckDone, float]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def put(self, report_id: str, result: InvestigationResult) -> str:
+    def put(self, report_id: str, result: CheckDone) -> str:
         token = secrets.token_urlsafe(16)
         with self._lock:
             self._items[token] = (report_id, result, time.monotonic() + self.ttl_s)
@@ -232,7 +257,7 @@ class RecentChecks:
                 self._items.popitem(last=False)
         return token
 
-    def get(self, token: str, report_id: str) -> InvestigationResult | None:
+    def get(self, token: str, report_id: str) -> CheckDone | None:
         with self._lock:
             found = self._items.get(token)
         if found is None or found[0] != report_id or found[2] < time.monotonic():
@@ -249,8 +274,19 @@ def recent_checks(request: Request) -> RecentChecks:
 def _checked_now(request: Request, report: Report) -> dict[str, Any]:
     """The report view after a no-JS check: that check's result, read from memory."""
     token = request.query_params.get("check", "")
-    result = recent_checks(request).get(token, report.id) if token else None
-    return card_context(result) if result is not None else {}
+    done = recent_checks(request).get(token, report.id) if token else None
+    may_check = _may_run_checks(request, report)
+    if done is None:
+        return {"may_check": may_check}
+    said = outcome_words(request, done, report.incident.time_zone)
+    return {**card_context(done.result), "check_outcome_words": said, "may_check": may_check}
+
+
+def _may_run_checks(request: Request, report: Report) -> bool:
+    """Whether the signed-in member may run a new check on this report: the panel shows
+    its form only then, and otherwise one line saying who can."""
+    principal = getattr(request.state, "principal", None)
+    return bool(principal is not None and principal.can(Permission.CHECKS_RUN, report.incident_id))
 
 
 def _with_review(result: InvestigationResult, review: dict[str, Any] | None) -> dict[str, Any]:
@@ -259,9 +295,11 @@ def _with_review(result: InvestigationResult, review: dict[str, Any] | None) -> 
     data = result.as_json()
     data["review"] = review
     data["headline"] = _headline(result, review)
+    data["summary"] = _summary(result, review)
     if data["latest_saved_run"] is not None and result.latest_saved is not None:
         data["latest_saved_run"]["review"] = review
         data["latest_saved_run"]["headline"] = _headline(result.latest_saved, review)
+        data["latest_saved_run"]["summary"] = _summary(result.latest_saved, review)
     return data
 
 
@@ -271,9 +309,64 @@ def _headline(result: InvestigationResult, review: dict[str, Any] | None) -> str
     return result_headline(result, shown)
 
 
+def _summary(result: InvestigationResult, review: dict[str, Any] | None) -> str:
+    """The result in plain words for people (the one reason that applies, or decided)."""
+    shown = ReviewOut.model_validate(review) if review is not None else None
+    return result_summary(result, shown)
+
+
 def _review_names(request: Request, report_id: str) -> dict[str, Any]:
+    """The card's names for the person's decision, and the incident's time zone."""
     with open_session(request) as session:
-        return review_card_context(session, queries.get_report(session, report_id))
+        report = queries.get_report(session, report_id)
+        return {**review_card_context(session, report), "time_zone": report.incident.time_zone}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckDone:
+    """One press of Investigate: its result, whether a passphrase was typed and whether it
+    matched (never the passphrase itself)."""
+
+    result: InvestigationResult
+    typed: bool = False
+    passphrase_ok: bool = False
+    allowed: bool = True
+
+
+def outcome_words(request: Request, done: CheckDone, zone: str | None) -> str:
+    """What the press did, in one sentence for the panel (``#check-outcome``)."""
+    shown = done.result.latest_saved or done.result
+    day = format_day(shown.run_at, zone) if shown.run_at is not None else ""
+    return check_outcome(
+        done.result,
+        typed=done.typed,
+        passphrase_ok=done.passphrase_ok,
+        live_enabled=service(request).model.live_enabled,
+        allowed=done.allowed,
+        day=day,
+    )
+
+
+def _outcome_fragment(words: str, *, oob: bool) -> Markup:
+    """The panel's live region with ``words``; out of band (its content only, so that
+    screen readers announce the change) after an htmx check."""
+    if oob:
+        return Markup(
+            '<p id="check-outcome" class="check-outcome" role="status" '
+            'hx-swap-oob="innerHTML">{}</p>'
+        ).format(words)
+    return Markup('<p id="check-outcome" class="check-outcome" role="status">{}</p>').format(words)
+
+
+def _refused_fragment(request: Request, exc: RefusedError) -> Response:
+    """A refused htmx check, said beside the button in words (and audited, as the one
+    error handler would): answered 200 so that htmx shows it."""
+    request.app.state.refusal_audit.record(request, exc)
+    words = glossary.CHECK_OUTCOME["not_allowed"]
+    body = _outcome_fragment(words, oob=True) + Markup(
+        '<p class="error" role="alert" id="check-refused">{}</p>'
+    ).format(words)
+    return HTMLResponse(str(body), headers=_no_store())
 
 
 def _may_check(access: Access, passphrase: str | None) -> None:

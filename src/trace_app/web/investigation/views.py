@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from trace_app.domain import reviews
 from trace_app.investigation import evidence_store
-from trace_app.web.evidence_view import result_headline
+from trace_app.web.evidence_view import is_decided, result_headline, result_summary
 from trace_app.web.reviews.schemas import ReviewOut
 
 
@@ -19,6 +19,15 @@ class InvestigationOut(BaseModel):
     status: str
     status_meaning: str
     headline: str = Field(description="'Needs review', 'Reviewed: relay confirmed', ...")
+    summary: str = Field(
+        default="",
+        description="The result in plain words for people: the one reason that applies "
+        "('Needs a person to check: the report passes on what Nepal Police Demo said'), "
+        "or 'Decided: Relay confirmed' (trace_app.glossary).",
+    )
+    decided: bool = Field(
+        default=False, description="Whether a person decided on the result shown."
+    )
     attribution: str | None
     support: str | None
     reason: str
@@ -43,6 +52,8 @@ def saved_results(session: Session, report_ids: list[str]) -> dict[str, Investig
         review = ReviewOut.of(decision, run.id) if decision is not None else None
         found[report_id] = InvestigationOut(
             headline=result_headline(result, review),
+            summary=result_summary(result, review),
+            decided=is_decided(result, review),
             review=review,
             status=result.status.value,
             status_meaning=result.status_meaning,
