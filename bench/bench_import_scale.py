@@ -3,7 +3,7 @@ people, on SQLite and PostgreSQL: the import must stay flat (target: into the fu
 incident at least 0.8x as fast as into the empty one).
 
 Imports ``--rows`` (default 2,000) generated rows with
-:func:`trace_app.domain.pfif_import.import_shelter_csv` (the identity rule for every row,
+:func:`trace_app.domain.shelter_import.import_shelter_csv` (the identity rule for every row,
 look-alikes through the trigram index, one report and claim each) into an empty incident,
 then into an incident of ``--people`` (default 1,000,000) generated people, in the same
 database, and prints rows per second for both and the ratio. A tenth of the rows name
@@ -29,7 +29,7 @@ import many_people
 from bench_search_scale import database
 from trace_app.domain import pfif_import
 from trace_app.domain.audit import Actor
-from trace_app.domain.pfif_import import import_shelter_csv
+from trace_app.domain.shelter_import import import_shelter_csv
 from trace_app.store.db import Database
 
 TARGET = 0.8

@@ -1,7 +1,7 @@
 """One way to run an import, for real or as a dry run (docs/decisions/0082).
 
 A **dry run** is the real import (:func:`~trace_app.domain.pfif_import.import_pfif` or
-:func:`~trace_app.domain.pfif_import.import_shelter_csv`) run inside a write
+:func:`~trace_app.domain.shelter_import.import_shelter_csv`) run inside a write
 transaction that is always rolled back: the same records are matched, the same people
 created and the same reports published, so its counts are exactly what the import would
 do on the database as it is now, and nothing is kept (its audit row neither).
@@ -28,8 +28,8 @@ from trace_app.domain.pfif_import import (
     ImportSummary,
     Progress,
     import_pfif,
-    import_shelter_csv,
 )
+from trace_app.domain.shelter_import import import_shelter_csv
 from trace_app.store.db import WRITE_TRANSACTION
 
 

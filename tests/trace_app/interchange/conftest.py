@@ -12,9 +12,10 @@ from sqlalchemy import func, select
 
 from trace_app.domain.incidents import create_incident
 from trace_app.domain.pfif_export import iter_incident_pfif
-from trace_app.domain.pfif_import import ImportSummary, import_pfif, import_shelter_csv
+from trace_app.domain.pfif_import import ImportSummary, import_pfif
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
 from trace_app.domain.reviews import ReviewValue, record_review
+from trace_app.domain.shelter_import import import_shelter_csv
 from trace_app.store.db import Database
 from trace_app.store.models import (
     Alert,

@@ -13,7 +13,7 @@ import pytest
 from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import select
 
-from trace_app.domain import pfif_import
+from trace_app.domain import pfif_import, shelter_import
 from trace_app.store.db import Database
 from trace_app.store.models import Alert, Person, Report
 
@@ -208,7 +208,7 @@ def test_progress_counts_the_records_read_chunk_by_chunk(
     rows = "full_name,age\nAsha Rai,30\n,4\nBo Lama,x\nHari Lama,41\nMaya Gurung,52\n"
     told.clear()
     with database.session() as s:
-        pfif_import.import_shelter_csv(
+        shelter_import.import_shelter_csv(
             s,
             new_incident(database, "Progress CSV"),
             io.BytesIO(rows.encode()),
