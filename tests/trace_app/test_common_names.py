@@ -112,7 +112,7 @@ def test_namesakes_fill_the_bound_newest_claim_first_and_are_counted(
         assert [m.name for m in found.matches] == ["Maya Gurung"] * 5
         # newest claim first (published in age order here): on SQLite the five read are
         # the records stored last; PostgreSQL reads five in its index's order
-        shown = [ages[m.person_id] for m in found.matches]
+        shown = [ages[m.person_id] or 0 for m in found.matches]
         assert shown == sorted(shown, reverse=True)
         if s.connection().dialect.name == "sqlite":
             assert shown == [80, 70, 60, 50, 40]
@@ -156,3 +156,26 @@ def test_search_people_keeps_its_answer(database: Database) -> None:
         found = search_results(s, incident_id, q="maya")
         assert search_people(s, incident_id, q="maya") == found.matches
         assert (len(found.matches), found.total, found.at_least) == (2, 2, False)
+
+
+def test_a_numbered_namesake_reads_its_nearest_not_every_holder_of_its_words(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More people sharing the words of "Maya Gurung 42" than the bound: the candidates
+    are those holding every word, then the names nearest to it in key order; below the
+    bound, what the full scan finds."""
+    people = [Someone("Maya Gurung 42", None, ()), Someone("Sita Maya Gurung 42", None, ())]
+    people += [Someone(f"Maya Gurung {n}", None, ()) for n in (4, 43, 100, 101, 102, 103, 104)]
+    people += [Someone("Maya Tamang 42", None, ()), Someone("Ram Gurung 42", None, ())]
+    incident_id = make_incident(database, people)
+    with database.sessions() as s:
+        person = s.scalars(
+            select(Person).where(Person.incident_id == incident_id, Person.name == "Maya Gurung 42")
+        ).one()
+        assert duplicate_candidates(s, person) == full_scan_duplicates(s, person)
+        monkeypatch.setattr(identity, "SAME_KEY_LIMIT", 4)
+        blocked = identity._blocked(s, person) - {person.id}
+        names = {s.get(Person, pid).name for pid in blocked}  # type: ignore[union-attr]
+        # every word held, then nearest in key order ("maya gurung 104" sorts before "4")
+        nearest = {"Maya Gurung 43", "Maya Gurung 4", "Maya Gurung 104"}
+        assert names == {"Sita Maya Gurung 42", *nearest}

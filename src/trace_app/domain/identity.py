@@ -436,6 +436,13 @@ def _blocked(session: Session, person: Person) -> set[str]:
             found.update(row[0] for row in connection.execute(held))
             found.update(_one_word_neighbours(connection, base, incident_id, words[0]))
             continue
+        if len(distinct) > 1:
+            nearest = _nearest_to_line(connection, others, incident_id, line, distinct)
+            namesakes = {row[0] for row in same} | {person.id}
+            fresh = [pid for pid in nearest if pid not in namesakes]
+            if len(same) + len(fresh) >= SAME_KEY_LIMIT:
+                found.update(fresh[: SAME_KEY_LIMIT - len(same)])
+                continue
         # several words, one of them maybe repeated ("li li"): by the words as written
         # (their joins, "lili") and what each distinct word costs
         changes = _most_changes(len(line))
@@ -448,6 +455,37 @@ def _blocked(session: Session, person: Person) -> set[str]:
             )
         )
     return found
+
+
+# How many holders of each word are counted to find the rarest one (_nearest_to_line)
+WORD_COUNT_PROBE = 2000
+
+
+def _nearest_to_line(
+    connection: Connection,
+    others: Select[str, str, str],
+    incident_id: str,
+    line: str,
+    distinct: Sequence[str],
+) -> list[str]:
+    """The people the word aggregation would rank first for ``line`` (several words),
+    read in bounded steps, for when they alone fill ``SAME_KEY_LIMIT``: those holding
+    every word of it (the highest score; ``word_index.holding_all``, from the rarest
+    word's holders), then those whose key begins with its first three quarters, nearest
+    to it in key order ("maya gurung 4", "maya gurung 43" for "maya gurung 42";
+    ``name_index.around_in_key_order``). Every holder of "maya" and of "gurung" is not
+    read to keep the 1,000 best of them."""
+    dialect = connection.dialect.name
+    ids = word_index.holding_all(
+        connection, incident_id, distinct, SAME_KEY_LIMIT, WORD_COUNT_PROBE
+    )
+    if len(line) >= name_index.PIECES_FROM:
+        before, after = name_index.around_in_key_order(others, dialect, line)
+        later = connection.execute(after.limit(SAME_KEY_LIMIT)).all()
+        earlier = connection.execute(before.limit(SAME_KEY_LIMIT)).all()
+        for pair in itertools.zip_longest(later, earlier):
+            ids.extend(row[0] for row in pair if row is not None)
+    return list(dict.fromkeys(ids))
 
 
 def _most_changes(length: int) -> int:

@@ -36,6 +36,7 @@ from sqlalchemy import (
     bindparam,
     case,
     column,
+    exists,
     func,
     literal,
     literal_column,
@@ -405,3 +406,44 @@ def people_holding_groups(
         .limit(limit)
     )
     return [row[0] for row in rows]
+
+
+def holding_all(
+    connection: Connection, incident_id: str, words: Sequence[str], limit: int, probe: int
+) -> list[str]:
+    """The ids of at most ``limit`` people of the incident holding every one of
+    ``words``: the holders of the rarest word (each word's holders counted up to
+    ``probe``), each looked up in ``person_words``' primary key for the other words. Read
+    in the rarest word's range order, so that the ``LIMIT`` ends it; it reads no more than
+    the rarest word's holders."""
+    distinct = list(dict.fromkeys(words))
+    if not distinct:
+        return []
+
+    def held(word: str) -> int:
+        rows = (
+            select(literal(1))
+            .select_from(person_words)
+            .where(person_words.c.incident_id == incident_id, person_words.c.word == word)
+            .limit(probe)
+            .subquery()
+        )
+        return int(connection.execute(select(func.count()).select_from(rows)).scalar() or 0)
+
+    rarest = min(distinct, key=held)
+    other = person_words.alias("other")
+    query = select(person_words.c.person_id).where(
+        person_words.c.incident_id == incident_id, person_words.c.word == rarest
+    )
+    for word in distinct:
+        if word != rarest:
+            query = query.where(
+                exists().where(
+                    other.c.incident_id == incident_id,
+                    other.c.word == word,
+                    other.c.person_id == person_words.c.person_id,
+                )
+            )
+    return [
+        row[0] for row in connection.execute(query.order_by(person_words.c.person_id).limit(limit))
+    ]
