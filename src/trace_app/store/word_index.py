@@ -432,15 +432,18 @@ def holding_all(
 
     rarest = min(distinct, key=held)
     other = person_words.alias("other")
+    # the words written into the statement: planned for them, never once for any words
+    # (a generic plan joined every holder of the other words: 10 ms instead of 1)
     query = select(person_words.c.person_id).where(
-        person_words.c.incident_id == incident_id, person_words.c.word == rarest
+        person_words.c.incident_id == incident_id,
+        person_words.c.word == literal(rarest, literal_execute=True),
     )
     for word in distinct:
         if word != rarest:
             query = query.where(
                 exists().where(
                     other.c.incident_id == incident_id,
-                    other.c.word == word,
+                    other.c.word == literal(word, literal_execute=True),
                     other.c.person_id == person_words.c.person_id,
                 )
             )
