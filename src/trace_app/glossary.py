@@ -262,6 +262,7 @@ PUBLISHED: dict[str, str] = {
 
 LINKED: dict[str, str] = {
     "same": "Decision recorded: these records are now shown as one person, {name}.",
+    "same_pair": "Decision recorded: these records are now shown as one person.",
     "different": "Decision recorded: these are different people.",
     "undecided": "Decision withdrawn: the records are shown apart again.",
     "alert_closed": (

@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from trace_app import glossary
 from trace_app.domain.audit import require_audit
-from trace_app.domain.time_zones import format_day, format_exact, format_friendly
+from trace_app.domain.time_zones import format_day, format_exact, format_friendly, zone_label
 from trace_app.store.db import Database
 from trace_app.store.models import Report
 from trace_app.web.evidence_view import (
@@ -52,6 +52,7 @@ def make_templates() -> Jinja2Templates:
     env.globals["check_outcome"] = check_outcome
     env.globals["words"] = glossary
     env.globals["who_can"] = glossary.who_can
+    env.globals["zone_label"] = zone_label
     return Jinja2Templates(env=env)
 
 

@@ -352,10 +352,10 @@ def _outcome_fragment(words: str, *, oob: bool) -> Markup:
     screen readers announce the change) after an htmx check."""
     if oob:
         return Markup(
-            '<p id="check-outcome" class="check-outcome" role="status" '
+            '<p id="check-outcome" class="check-outcome" aria-live="polite" '
             'hx-swap-oob="innerHTML">{}</p>'
         ).format(words)
-    return Markup('<p id="check-outcome" class="check-outcome" role="status">{}</p>').format(words)
+    return Markup('<p id="check-outcome" class="check-outcome" aria-live="polite">{}</p>').format(words)
 
 
 def _refused_fragment(request: Request, exc: RefusedError) -> Response:

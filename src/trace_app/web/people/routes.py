@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.domain import people_cursor, queries, search
+from trace_app.domain import outcomes, people_cursor, queries, search
 from trace_app.domain.duplicate_queue import person_facts
 from trace_app.domain.errors import (
     InvalidInputError,
@@ -280,6 +280,10 @@ def person_page(
             "incident": incident,
             "nav_incident": incident,
             "decided": request.query_params.get("decided", ""),
+            # the alerts the decision just closed, said in words with the person's link
+            "closed_by_decision": outcomes.alert_changes(
+                session, request.query_params.get("closed", "").split(",")[:20], person_id
+            ),
             "alert_done": {"closed": "closed", "reopened": "reopened"}.get(
                 request.query_params.get("alert", ""), ""
             ),
@@ -313,6 +317,11 @@ def _link_form(
     if values["decision"] not in LinkDecision._value2member_map_:
         raise InvalidInputError("Choose same, different or undecided.")
     decision = LinkDecision(values["decision"])
+    with open_session(request) as check:  # what was open, to say what the decision closed
+        known = check.get(Person, values["other_person_id"]) is not None
+        were_open = outcomes.open_alert_ids(
+            check, [person_id, values["other_person_id"]] if known else [person_id]
+        )
     with open_session(request) as session:
         decide_link_and_commit(
             session,
@@ -322,4 +331,9 @@ def _link_form(
             values["note"],
             actor=access.actor,
         )
-    return RedirectResponse(f"/people/{person_id}?decided={decision.value}", status_code=303)
+        closed = [c.alert_id for c in outcomes.alerts_closed_since(session, were_open)]
+    # "decided" last: links and tests that wait for "...decided=same" keep working
+    query = urlencode(
+        {**({"closed": ",".join(closed)} if closed else {}), "decided": decision.value}
+    )
+    return RedirectResponse(f"/people/{person_id}?{query}", status_code=303)

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.domain import queries
+from trace_app.domain import outcomes, queries
 from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.store.models import Report
 from trace_app.web.auth import authorize, reporting_organization
@@ -124,6 +124,8 @@ def report_view(
     report = queries.get_report(session, report_id)
     context = report_page_context(request, session, report)
     context["just_published"] = request.query_params.get("published") == "1"
+    if context["just_published"]:  # say what publishing changed: person, alerts
+        context["published"] = outcomes.publish_outcome(session, report)
     return render(request, "report.html", context)
 
 
