@@ -35,6 +35,7 @@ def test_a_person_decides_on_the_reviews_page(
     card = item.locator("article.investigation-card")
     assert card.get_attribute("data-status") == "NEEDS_REVIEW"
     assert item.locator("mark.cue").count() == len(first["evidence"])
+    item.locator("summary").first.click()  # a compact card: unfold it to decide
     item.get_by_label("First-hand confirmed").check()
     item.get_by_label("How did you decide?").fill("Phoned the duty officer, who met the family")
     screenshot(page, "review-deciding")
@@ -51,7 +52,8 @@ def test_a_person_decides_on_the_reviews_page(
     assert "Phoned the duty officer" in decision.inner_text()
     assert "A reviewer confirmed the report is a first-hand account" in decision.inner_text()
     headline = page.locator("#investigation-card .investigation-headline").inner_text()
-    assert headline == "Reviewed: first-hand confirmed"
+    assert headline == "Decided: First-hand confirmed"  # a decided result looks decided
+    assert page.locator("#investigation-card").get_attribute("data-decided") == "true"
     screenshot(page, "review-decided-on-card")
 
     after = live_server.api("GET", f"/api/reports/{first['report_id']}/investigation")

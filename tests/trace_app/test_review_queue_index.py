@@ -36,7 +36,8 @@ def incident(database: Database) -> str:
 def full_scan(database: Database, incident_id: str) -> list[str]:
     """The queue's rule applied from scratch to every run, ignoring every stored decision:
     each report's latest run, decided now from its labels and cited text, NEEDS_REVIEW,
-    and no person decided on it; oldest run first, then the report's place, then the id."""
+    and no person decided on it; in priority order (no open alert and no child or older
+    person here), that is the oldest report first, then the run's id."""
     with database.sessions() as s:
         runs = s.scalars(
             select(InvestigationRun).where(InvestigationRun.incident_id == incident_id)
@@ -47,7 +48,9 @@ def full_scan(database: Database, incident_id: str) -> list[str]:
             if shown is None or (run.run_at, run.id) > (shown.run_at, shown.id):
                 latest[run.report_id] = run
         decided = set(s.scalars(select(ReviewDecision.run_id)))
-        positions = {row.id: row.position for row in s.execute(select(Report.id, Report.position))}
+        reported = {
+            row.id: row.reported_at for row in s.execute(select(Report.id, Report.reported_at))
+        }
         waiting = []
         for run in latest.values():
             text = next(c["excerpt"] for c in run.citations if c["role"] == "report")
@@ -56,7 +59,7 @@ def full_scan(database: Database, incident_id: str) -> list[str]:
                 find_cues(text),
             ).status  # fmt: skip
             if status is Status.NEEDS_REVIEW and run.id not in decided:
-                waiting.append((run.run_at, positions[run.report_id], run.id, run.report_id))
+                waiting.append((reported[run.report_id], run.id, run.report_id))
     return [report_id for *_, report_id in sorted(waiting)]
 
 

@@ -171,7 +171,8 @@ def test_queue_holds_what_the_rules_mark_needs_review_oldest_first(
     first_hand = publish(database, incident, FIRST_HAND_TEXT, 3)
     never_checked = publish(database, incident, UNCLEAR_TEXT + " Again.", 4)
     superseded = publish(database, incident, FIRST_HAND_TEXT + " Still.", 5)
-    # saved out of order: the queue orders by run time, oldest first
+    # saved out of order: the queue orders by the report's age, oldest first (no open
+    # alert and no child or older person here: docs/trace.md, "Reviews")
     save_run(database, unclear, minutes=30)
     # saved COMPLETED, but today's evidence rule reads hearsay: the card shows NEEDS_REVIEW
     save_run(
@@ -189,7 +190,7 @@ def test_queue_holds_what_the_rules_mark_needs_review_oldest_first(
     save_run(database, superseded, status="COMPLETED", attribution="DIRECT", minutes=40)
 
     answer = client.get(f"/api/incidents/{incident}/reviews").json()
-    assert [i["report_id"] for i in answer["items"]] == [lowered, unclear]
+    assert [i["report_id"] for i in answer["items"]] == [unclear, lowered]
     assert answer["total"] == 2 and answer["offset"] == 0 and answer["limit"] == 100
     assert never_checked not in queue_ids(client, incident)
 
@@ -201,7 +202,7 @@ def test_queue_holds_what_the_rules_mark_needs_review_oldest_first(
         assert item["evidence"] == card["evidence"]
         assert item["citations"] == card["citations"]
         assert card["review"] is None and item["earlier_review"] is None
-    hearsay = answer["items"][0]
+    hearsay = answer["items"][1]
     assert "'They say'" in hearsay["reason"]
     assert hearsay["excerpt"] == HEARSAY_TEXT
     assert {c["kind"] for c in hearsay["evidence"]} >= {"hearsay"}
@@ -246,8 +247,8 @@ def test_a_decision_leaves_the_queue_and_a_newer_run_enters_again(
     # a newer run (new content fingerprint) is a result nobody has looked at
     newer_run = save_run(database, report_id, minutes=50)
     waiting = client.get(f"/api/incidents/{incident}/reviews").json()["items"]
-    assert [i["report_id"] for i in waiting] == [other, report_id]
-    earlier = waiting[1]["earlier_review"]
+    assert [i["report_id"] for i in waiting] == [report_id, other]  # the older report first
+    earlier = waiting[0]["earlier_review"]
     assert earlier["id"] == body["id"] and earlier["on_shown_run"] is False
     # the person's decision stays current until a person records another
     card = client.get(f"/api/reports/{report_id}/investigation").json()

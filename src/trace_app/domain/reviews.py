@@ -8,6 +8,12 @@ A decision names the saved run the person looked at and never changes that run.
 Which results may be decided is the investigation's rule
 (``trace_app.investigation.review_queue``): this module only records and reads.
 Nothing here runs a model, and no model output ever becomes a decision.
+
+The queue's **priority** is written here, once (:func:`priority`, docs/trace.md
+"Reviews"): a report whose person (or a record linked to it) has an open alert comes
+first, then one about a child (under :data:`CHILD_UNDER`) or an older person
+(:data:`OLDER_FROM` or more), then the age of the report, oldest first. Who has taken a
+review ("assign to me") is stored here too (:func:`assign`), audited like every change.
 """
 
 from __future__ import annotations
@@ -15,15 +21,22 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import bindparam, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Connection, bindparam, case, event, func, select
+from sqlalchemy.orm import Mapper, Session
 
 from trace_app.domain import audit
 from trace_app.domain import text as text_rules
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError, NotFoundError
-from trace_app.store.models import InvestigationRun, Report, ReviewDecision
+from trace_app.store.models import (
+    InvestigationRun,
+    Person,
+    Report,
+    ReviewAssignment,
+    ReviewDecision,
+)
 from trace_app.store.types import new_id, utc_now
 
 
@@ -229,3 +242,136 @@ def recent_decisions(
         .limit(limit)
     )
     return [(row[0], row[1]) for row in rows]
+
+
+# --- the queue's priority: the rule, once -----------------------------------------------
+
+# a child: younger than this; an older person: this age or more (the age the report gives,
+# else the age on the person's record; no age known counts as neither)
+CHILD_UNDER = 18
+OLDER_FROM = 60
+# review_rank: the stored part of the priority (the open alert is read when the queue is)
+CHILD_OR_OLDER_RANK = 0
+OTHER_RANK = 1
+
+
+class Priority(enum.IntEnum):
+    """Where a report stands in the review queue: lower comes first; within one, the
+    oldest report first (its reported time)."""
+
+    ALERT_CHILD_OR_OLDER = 0
+    OPEN_ALERT = 1
+    CHILD_OR_OLDER = 2
+    OTHER = 3
+
+    @property
+    def words(self) -> str:
+        """What the Reviews page says about it ("" for the ordinary case)."""
+        return PRIORITY_WORDS[self]
+
+
+PRIORITY_WORDS: dict[Priority, str] = {
+    Priority.ALERT_CHILD_OR_OLDER: "Open alert · child or older person",
+    Priority.OPEN_ALERT: "Open alert",
+    Priority.CHILD_OR_OLDER: "Child or older person",
+    Priority.OTHER: "",
+}
+
+
+def child_or_older(age: int | None) -> bool:
+    return age is not None and (age < CHILD_UNDER or age >= OLDER_FROM)
+
+
+def age_rank(age: int | None) -> int:
+    """The stored part of the priority (``investigation_runs.review_rank``)."""
+    return CHILD_OR_OLDER_RANK if child_or_older(age) else OTHER_RANK
+
+
+def age_rank_sql(age: ColumnElement[Any]) -> ColumnElement[int]:
+    """:func:`age_rank` as SQL, for setting the stored rank of many runs in one statement."""
+    return case(((age < CHILD_UNDER) | (age >= OLDER_FROM), CHILD_OR_OLDER_RANK), else_=OTHER_RANK)
+
+
+def priority(open_alert: bool, rank: int | None) -> Priority:
+    """The rule: an open alert first, then a child or an older person, then the rest."""
+    vulnerable = rank == CHILD_OR_OLDER_RANK
+    if open_alert:
+        return Priority.ALERT_CHILD_OR_OLDER if vulnerable else Priority.OPEN_ALERT
+    return Priority.CHILD_OR_OLDER if vulnerable else Priority.OTHER
+
+
+def reported_age(session_or_connection: Session | Connection, report_id: str) -> Any:
+    """The report's reported time and the age that ranks it (one statement)."""
+    return session_or_connection.execute(
+        select(Report.reported_at, func.coalesce(Report.person_age, Person.age))
+        .join(Person, Person.id == Report.person_id)
+        .where(Report.id == report_id)
+    ).first()
+
+
+def _queue_keys(_mapper: Mapper[Any], connection: Connection, run: InvestigationRun) -> None:
+    """Give a run being saved its queue keys from its report (both never change). A
+    process that never imported this module saves NULL keys; the queue's next read sets
+    them (``review_queue.set_queue_keys``)."""
+    if run.review_rank is not None or not run.report_id:
+        return
+    found = reported_age(connection, run.report_id)
+    if found is not None:
+        run.report_reported_at = found[0]
+        run.review_rank = age_rank(found[1])
+
+
+event.listen(InvestigationRun, "before_insert", _queue_keys)
+
+
+# --- who has taken a review --------------------------------------------------------------
+
+
+def assignments(session: Session, report_ids: Sequence[str]) -> dict[str, ReviewAssignment]:
+    """The current assignment of each of these reports that has one (one statement)."""
+    if not report_ids:
+        return {}
+    rows = session.scalars(
+        select(ReviewAssignment).where(ReviewAssignment.report_id.in_(list(report_ids)))
+    )
+    return {row.report_id: row for row in rows}
+
+
+def assign(
+    session: Session, report_id: str, mine: bool, *, actor: Actor
+) -> ReviewAssignment | None:
+    """Take the report's review (``mine``), from whoever held it, or release it: one
+    audit row (``review.assign``) for a change, none when nothing changes. Returns the
+    assignment now (None: nobody). The caller commits."""
+    report = session.get(Report, report_id, with_for_update=True)
+    if report is None:
+        raise NotFoundError(f"No report with id {report_id!r}.")
+    row = session.get(ReviewAssignment, report_id)
+    before = row.assigned_to if row is not None else None
+    after = actor.name if mine else None
+    if before == after:
+        return row
+    if row is not None:
+        session.delete(row)
+        session.flush()
+    row = None
+    if after is not None:
+        row = ReviewAssignment(
+            report_id=report.id,
+            incident_id=report.incident_id,
+            assigned_to=after,
+            assigned_at=utc_now(),
+        )
+        session.add(row)
+        session.flush()
+    audit.record(
+        session,
+        actor,
+        "review.assign",
+        object_type="report",
+        object_id=report.id,
+        incident_id=report.incident_id,
+        before={"assigned_to": before},
+        after={"assigned_to": after},
+    )
+    return row

@@ -5,7 +5,14 @@ The rule, in one place:
 - A report is in its incident's queue when the run its result card shows (its latest
   saved run), decided with the current rules exactly as the card decides it
   (:func:`evidence_store.result_from_run`), is NEEDS_REVIEW, and no person has recorded
-  a decision on that run. The queue lists them oldest run first.
+  a decision on that run.
+- The queue lists them by priority (:func:`trace_app.domain.reviews.priority`, the rule):
+  a report whose person, or a record linked to it, has an open alert first; then one
+  about a child or an older person; then the oldest report first. The open-alert lane
+  is read from the incident's open alerts; the rest is a range of the index
+  ``(incident_id, awaiting_review, review_rank, report_reported_at, id)`` (ADR 0150).
+  Filters: the report's organisation, the reason it waits (:class:`ReviewReason`) and
+  who has taken it (``assign to me``, :func:`trace_app.domain.reviews.assign`).
 - Each run stores that decision and whether it is in the queue (ADR 0084), so the queue
   is an indexed read with an exact total. When the rules (or cue words) changed since a
   run of the incident was decided, the next look at the queue decides those runs again
@@ -24,21 +31,86 @@ ever enters the queue by itself, and a decision is only recorded through :func:`
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Select, exists, func, or_, select, update
+from sqlalchemy.orm import Session, joinedload
 
 from trace_app.domain import audit, reviews
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.queries import Page
-from trace_app.domain.reviews import ReviewRefusedError, ReviewValue
+from trace_app.domain.reviews import Priority, ReviewRefusedError, ReviewValue
 from trace_app.investigation import evidence_store
+from trace_app.investigation.answers import Attribution
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.rules import decision_version
 from trace_app.investigation.vocabulary import Status
 from trace_app.store.db import WRITE_TRANSACTION
-from trace_app.store.models import InvestigationRun, Report, ReviewDecision
+from trace_app.store.models import (
+    Alert,
+    AlertState,
+    InvestigationRun,
+    Organization,
+    Person,
+    Report,
+    ReviewAssignment,
+    ReviewDecision,
+)
+
+
+class ReviewReason(enum.StrEnum):
+    """Why a result waits for a person, from the model's saved label (a queue filter)."""
+
+    # the report passes on another source's information
+    RELAY = "relay"
+    # the model read it as first-hand, but the rules did not accept that on their own
+    FIRST_HAND_DOUBTED = "first_hand_doubted"
+    # where the information came from is unclear
+    UNCLEAR = "unclear"
+
+    @property
+    def words(self) -> str:
+        return REASON_WORDS[self]
+
+
+REASON_WORDS: dict[ReviewReason, str] = {
+    ReviewReason.RELAY: "Passes on another source",
+    ReviewReason.FIRST_HAND_DOUBTED: "First-hand, not confirmed by its words",
+    ReviewReason.UNCLEAR: "Source unclear",
+}
+
+
+def reason_of(attribution: str | None) -> ReviewReason:
+    if attribution == Attribution.RELAY:
+        return ReviewReason.RELAY
+    if attribution == Attribution.DIRECT:
+        return ReviewReason.FIRST_HAND_DOUBTED
+    return ReviewReason.UNCLEAR
+
+
+def _reason_sql(reason: ReviewReason) -> ColumnElement[bool]:
+    column = InvestigationRun.attribution
+    if reason is ReviewReason.UNCLEAR:
+        known = [Attribution.RELAY.value, Attribution.DIRECT.value]
+        return column.is_(None) | column.not_in(known)
+    wanted = Attribution.RELAY if reason is ReviewReason.RELAY else Attribution.DIRECT
+    return column == wanted.value
+
+
+@dataclass(frozen=True, slots=True)
+class QueueFilter:
+    """What a person narrowed the queue to; every field optional."""
+
+    organization_id: str | None = None
+    reason: ReviewReason | None = None
+    assigned_to: str | None = None
+
+    @property
+    def any(self) -> bool:
+        return bool(self.organization_id or self.reason or self.assigned_to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,21 +122,183 @@ class QueueItem:
     run: InvestigationRun
     result: InvestigationResult
     earlier_review: ReviewDecision | None
+    priority: Priority = Priority.OTHER
+    assignment: ReviewAssignment | None = None
+
+    @property
+    def reason(self) -> ReviewReason:
+        return reason_of(self.run.attribution)
 
 
-def review_queue(session: Session, incident_id: str, *, offset: int, limit: int) -> Page[QueueItem]:
-    """The incident's queue, oldest first, one page of it, and its exact total. Never a
-    model; writes only to re-decide runs decided with older rules
-    (:func:`redecide_for_rules_change`)."""
+def review_queue(
+    session: Session,
+    incident_id: str,
+    *,
+    offset: int,
+    limit: int,
+    only: QueueFilter | None = None,
+) -> Page[QueueItem]:
+    """The incident's queue in priority order (:func:`reviews.priority`), one page of it,
+    and its exact total, narrowed by ``only``. Never a model; writes only to re-decide
+    runs decided with older rules (:func:`redecide_for_rules_change`) or to set the queue
+    keys of runs saved without them (:func:`set_queue_keys`).
+
+    Two ranges: the runs whose person has an open alert (read from the incident's open
+    alerts), then the others in index order; a page takes from the first until it is
+    used up. Unfiltered, the total is an index range count."""
+    only = only or QueueFilter()
     redecide_for_rules_change(session, incident_id)
-    total = evidence_store.awaiting_count(session, incident_id)
-    runs = evidence_store.awaiting_runs(session, incident_id, offset=offset, limit=limit)
-    current = reviews.latest_reviews(session, [run.report_id for run in runs])
+    set_queue_keys(session, incident_id)
+    params = {"incident_id": incident_id}
+    base = _queue(incident_id, only)
+    alerting = Report.person_id.in_(_people_with_open_alert(incident_id))
+    if only.any:
+        total = _count(session, base, params)
+    else:
+        total = evidence_store.awaiting_count(session, incident_id)
+    in_alert_lane = _count(session, base.where(alerting), params)
+    runs: list[tuple[InvestigationRun, bool]] = []
+    if offset < in_alert_lane:
+        found = _page(session, base.where(alerting), params, offset, limit)
+        runs += [(run, True) for run in found]
+    if len(runs) < limit and offset + len(runs) < total:
+        rest = _page(
+            session,
+            base.where(~alerting),
+            params,
+            max(0, offset - in_alert_lane),
+            limit - len(runs),
+        )
+        runs += [(run, False) for run in rest]
+    ids = [run.report_id for run, _ in runs]
+    current = reviews.latest_reviews(session, ids)
+    held = reviews.assignments(session, ids)
     items = [
-        QueueItem(run.report, run, evidence_store.result_from_run(run), current.get(run.report_id))
-        for run in runs
+        QueueItem(
+            run.report,
+            run,
+            evidence_store.result_from_run(run),
+            current.get(run.report_id),
+            reviews.priority(alert, run.review_rank),
+            held.get(run.report_id),
+        )
+        for run, alert in runs
     ]
     return Page(items=items, total=total, offset=offset, limit=limit)
+
+
+def _queue(incident_id: str, only: QueueFilter) -> Select[InvestigationRun]:
+    """The queue's rows, narrowed by ``only`` (no order yet)."""
+    query = (
+        select(InvestigationRun)
+        .join(Report, Report.id == InvestigationRun.report_id)
+        .where(
+            InvestigationRun.incident_id == incident_id,
+            InvestigationRun.awaiting_review.is_(True),
+        )
+    )
+    if only.organization_id:
+        query = query.where(Report.organization_id == only.organization_id)
+    if only.reason is not None:
+        query = query.where(_reason_sql(only.reason))
+    if only.assigned_to:
+        query = query.where(
+            InvestigationRun.report_id.in_(
+                select(ReviewAssignment.report_id).where(
+                    ReviewAssignment.incident_id == incident_id,
+                    ReviewAssignment.assigned_to == only.assigned_to,
+                )
+            )
+        )
+    return query
+
+
+def _people_with_open_alert(incident_id: str) -> Select[str]:
+    """Every record of the incident whose linked group (or itself, in none) has an open
+    alert: the open alerts' records, then their groups' other records."""
+    keys = (
+        select(func.coalesce(Person.group_id, Person.id))
+        .join(Alert, Alert.person_id == Person.id)
+        .where(Alert.incident_id == incident_id, Alert.state == AlertState.OPEN.value)
+    )
+    return select(Person.id).where(or_(Person.id.in_(keys), Person.group_id.in_(keys)))
+
+
+def _count(session: Session, query: Select[Any], params: dict[str, str]) -> int:
+    counted = query.with_only_columns(func.count(InvestigationRun.id)).order_by(None)
+    return int(session.scalar(counted, params) or 0)
+
+
+def _page(
+    session: Session,
+    query: Select[InvestigationRun],
+    params: dict[str, str],
+    offset: int,
+    limit: int,
+) -> list[InvestigationRun]:
+    ordered = (
+        query.options(
+            joinedload(InvestigationRun.report).joinedload(Report.organization),
+            joinedload(InvestigationRun.report).joinedload(Report.person),
+        )
+        .order_by(
+            InvestigationRun.review_rank,
+            InvestigationRun.report_reported_at,
+            InvestigationRun.id,
+        )
+        .offset(offset)
+        .limit(limit)
+    )
+    return list(session.scalars(ordered, params).unique())
+
+
+def set_queue_keys(session: Session, incident_id: str) -> int:
+    """Set the queue keys (``review_rank``, ``report_reported_at``) of the incident's runs
+    saved without them (before migration 0018, or by a process that never loaded
+    :mod:`trace_app.domain.reviews`) and commit, audited as Trace's own
+    ``review.order``. One indexed probe and nothing else when there are none."""
+    unset = exists().where(
+        InvestigationRun.incident_id == incident_id,
+        InvestigationRun.awaiting_review.is_(True),
+        InvestigationRun.review_rank.is_(None),
+    )
+    if not session.scalar(select(unset)):
+        return 0
+    session.commit()
+    mine = Report.id == InvestigationRun.report_id
+    age = func.coalesce(Report.person_age, Person.age)
+    try:
+        session.connection(execution_options=WRITE_TRANSACTION)
+        result = session.execute(
+            update(InvestigationRun)
+            .where(
+                InvestigationRun.incident_id == incident_id,
+                InvestigationRun.review_rank.is_(None),
+            )
+            .values(
+                review_rank=select(reviews.age_rank_sql(age))
+                .join(Person, Person.id == Report.person_id)
+                .where(mine)
+                .scalar_subquery(),
+                report_reported_at=select(Report.reported_at).where(mine).scalar_subquery(),
+            ),
+            execution_options={"synchronize_session": False},
+        )
+        count = int(getattr(result, "rowcount", 0) or 0)
+        audit.record(
+            session,
+            Actor.system("runs saved without the review queue's keys"),
+            "review.order",
+            object_type="incident",
+            object_id=incident_id,
+            incident_id=incident_id,
+            after={"runs": count},
+        )
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return count
 
 
 def redecide_for_rules_change(session: Session, incident_id: str) -> int:
@@ -144,3 +378,30 @@ def decide(
         session.rollback()
         raise
     return row
+
+
+def assign(
+    session: Session, report_id: str, mine: bool, *, actor: Actor
+) -> ReviewAssignment | None:
+    """ "Assign to me" (``mine``) or release the report's review, and commit: one audit
+    row for a change (:func:`trace_app.domain.reviews.assign`), nothing for none."""
+    try:
+        session.connection(execution_options=WRITE_TRANSACTION)  # SQLite: BEGIN IMMEDIATE
+        row = reviews.assign(session, report_id, mine, actor=actor)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return row
+
+
+def queue_organizations(session: Session, incident_id: str) -> list[tuple[str, str]]:
+    """The organisations with a report in the incident, ``(id, name)`` by name: what the
+    queue's organisation filter offers (one probe of the reports' index per organisation)."""
+    reported = exists().where(
+        Report.organization_id == Organization.id, Report.incident_id == incident_id
+    )
+    rows = session.execute(
+        select(Organization.id, Organization.name).where(reported).order_by(Organization.name_key)
+    )
+    return [(row[0], row[1]) for row in rows]

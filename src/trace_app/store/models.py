@@ -26,6 +26,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -309,6 +310,15 @@ class InvestigationRun(Base):
         ),
         Index("ix_investigation_runs_decided_version", "incident_id", "decided_version"),
         Index("ix_investigation_runs_report_newest", "report_id", "run_at", "id"),
+        # the queue in priority order after its open-alert lane (migration 0018)
+        Index(
+            "ix_investigation_runs_review_priority",
+            "incident_id",
+            "awaiting_review",
+            "review_rank",
+            "report_reported_at",
+            "id",
+        ),
     )
 
     id: Mapped[str] = _id()
@@ -347,6 +357,12 @@ class InvestigationRun(Base):
     awaiting_review: Mapped[bool] = mapped_column(
         Boolean, default=False, server_default=text("false")
     )
+    # the review queue's order after the open-alert lane, copied from the report when the
+    # run is saved (trace_app.domain.reviews.queue_keys; both never change afterwards):
+    # 0 about a child or an older person, 1 anyone else; and the report's reported time.
+    # NULL until set: the queue's next read sets them (investigation.review_queue)
+    review_rank: Mapped[int | None] = mapped_column(SmallInteger, nullable=True)
+    report_reported_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
     incident: Mapped[Incident] = relationship(back_populates="investigation_runs")
     report: Mapped[Report] = relationship()
@@ -380,3 +396,22 @@ class ReviewDecision(Base):
     decided_at: Mapped[datetime] = mapped_column(UTCDateTime())
     # who decided (an account's name); empty for decisions made before accounts existed
     decided_by: Mapped[str] = mapped_column(String(200), default="", server_default="")
+
+
+class ReviewAssignment(Base):
+    """Who has taken a report's review ("assign to me"): one row per report, replaced when
+    someone else takes it and deleted when it is released (each change audited,
+    ``trace_app.domain.reviews.assign``)."""
+
+    __tablename__ = "review_assignments"
+    # "assigned to me" on the queue: the incident's reports one account holds
+    __table_args__ = (
+        Index("ix_review_assignments_incident_assignee", "incident_id", "assigned_to"),
+    )
+
+    report_id: Mapped[str] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
+    incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"))
+    assigned_to: Mapped[str] = mapped_column(String(200))
+    assigned_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -1,7 +1,10 @@
 """The review queue and a person's decisions: JSON API, the Reviews page and its form.
 
 - ``GET /api/incidents/{incident_id}/reviews`` the NEEDS_REVIEW results awaiting a
-  decision, oldest first (``trace_app.investigation.review_queue`` has the rule).
+  decision, by priority (``trace_app.investigation.review_queue`` has the rule), with
+  optional filters (``organization_id``, ``reason``, ``assigned_to_me``).
+- ``POST /api/reports/{report_id}/assignment`` ``{"mine": true|false}`` "assign to me"
+  or release it (the page's form: ``/reports/{report_id}/assignment``, 303).
 - ``POST /api/reports/{report_id}/review`` ``{"decision", "note"}`` records a person's
   decision (201); ``GET /api/reports/{report_id}/reviews`` lists them, newest first.
 - ``/incidents/{incident_id}/reviews`` the Reviews page, one form per item; the form
@@ -12,9 +15,10 @@ A decision is only ever recorded here, by a person; the saved run is never chang
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from typing import Annotated
+from urllib.parse import quote, urlencode
 
-from fastapi import Request
+from fastapi import Query, Request
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
@@ -28,8 +32,9 @@ from trace_app.domain.reviews import (
     ReviewRefusedError,
     ReviewValue,
 )
-from trace_app.domain.text import MAX_NOTE_CHARACTERS
+from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, MAX_NOTE_CHARACTERS
 from trace_app.investigation import evidence_store, review_queue
+from trace_app.investigation.review_queue import REASON_WORDS, QueueFilter, ReviewReason
 from trace_app.store.models import Report
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
@@ -39,6 +44,8 @@ from trace_app.web.paging import MAX_PAGE_NUMBER, page_number_or_refuse
 from trace_app.web.params import IncidentId, Limit, Offset, ReportId
 from trace_app.web.reviews.cards import current_review
 from trace_app.web.reviews.schemas import (
+    AssignmentIn,
+    AssignmentOut,
     ReviewHistory,
     ReviewIn,
     ReviewItemOut,
@@ -50,6 +57,15 @@ router = gated_router(tags=["reviews"])
 
 REVIEWS_PER_PAGE = 20
 
+OrganizationFilter = Annotated[
+    str | None,
+    Query(
+        max_length=MAX_ID_CHARACTERS,
+        pattern=ID_PATTERN,
+        description="Only reports from this organisation (its id).",
+    ),
+]
+
 
 @router.get(
     "/api/incidents/{incident_id}/reviews",
@@ -60,13 +76,26 @@ def review_queue_api(
     incident_id: IncidentId,
     offset: Offset = 0,
     limit: Limit = 100,
+    organization_id: OrganizationFilter = None,
+    reason: Annotated[
+        ReviewReason | None, Query(description="Only results that wait for this reason.")
+    ] = None,
+    assigned_to_me: Annotated[
+        bool, Query(description="Only the reviews the caller has taken.")
+    ] = False,
     session: Session = UNIT_OF_WORK,
-    _: Access = in_incident(Permission.READ),
+    access: Access = in_incident(Permission.READ),
 ) -> ReviewQueuePage:
-    """The NEEDS_REVIEW results that await a person's decision, oldest run first: each
+    """The NEEDS_REVIEW results that await a person's decision, by priority (an open
+    alert first, then a child or an older person, then the oldest report): each
     report's latest saved run, decided with the current rules, on which no person has
     decided yet."""
-    page = review_queue.review_queue(session, incident_id, offset=offset, limit=limit)
+    only = QueueFilter(
+        organization_id=organization_id,
+        reason=reason,
+        assigned_to=access.actor.name if assigned_to_me else None,
+    )
+    page = review_queue.review_queue(session, incident_id, offset=offset, limit=limit, only=only)
     return ReviewQueuePage(
         items=[ReviewItemOut.of(item) for item in page.items],
         total=page.total,
@@ -101,6 +130,27 @@ def record_review_api(
     return ReviewOut.of(row, row.run_id)
 
 
+@router.post(
+    "/api/reports/{report_id}/assignment",
+    response_model=AssignmentOut,
+    responses={
+        **COMMON_RESPONSES,
+        403: {"model": ErrorOut, "description": "Cross-site request"},
+        404: {"model": ErrorOut, "description": "No such report"},
+    },
+)
+def assignment_api(
+    report_id: ReportId,
+    data: AssignmentIn,
+    session: Session = UNIT_OF_WORK,
+    access: Access = on_record(Permission.REVIEWS_WRITE, Report, "report_id"),
+) -> AssignmentOut:
+    """ "Assign to me" (``mine: true``, taking it from whoever held it) or release the
+    report's review (``false``). Audited as ``review.assign`` when it changes."""
+    row = review_queue.assign(session, report_id, data.mine, actor=access.actor)
+    return AssignmentOut.of(report_id, row)
+
+
 @router.get(
     "/api/reports/{report_id}/reviews",
     response_model=ReviewHistory,
@@ -124,18 +174,39 @@ def review_history_api(
     )
 
 
+def _page_filter(request: Request, me: str) -> tuple[QueueFilter, dict[str, str]]:
+    """The page's filters from its address (an unknown value is no filter), and the
+    address's query for links that keep them."""
+    params = request.query_params
+    organization = params.get("organization", "")
+    if len(organization) > MAX_ID_CHARACTERS or not organization.isascii():
+        organization = ""
+    reason = params.get("reason", "")
+    known = reason if reason in set(ReviewReason) else ""
+    mine = params.get("mine", "") == "1"
+    kept = {"organization": organization, "reason": known, "mine": "1" if mine else ""}
+    only = QueueFilter(
+        organization_id=organization or None,
+        reason=ReviewReason(known) if known else None,
+        assigned_to=me if mine else None,
+    )
+    return only, {k: v for k, v in kept.items() if v}
+
+
 def _reviews_page(
     request: Request,
-    incident_id: str,
+    access: Access,
     number: int,
     refused: dict[str, str] | None = None,
     status_code: int = 200,
 ) -> Response:
+    incident_id = access.incident
+    only, kept = _page_filter(request, access.actor.name)
     with open_session(request) as session:
         incident = queries.get_incident(session, incident_id)
         limit = REVIEWS_PER_PAGE
         page = review_queue.review_queue(
-            session, incident_id, offset=(number - 1) * limit, limit=limit
+            session, incident_id, offset=(number - 1) * limit, limit=limit, only=only
         )
         decided = request.query_params.get("decided", "")
         decided_report = None
@@ -167,6 +238,12 @@ def _reviews_page(
                 "decided_report": decided_report,
                 "decided_review": decided_review,
                 "recent": recent,
+                "organizations": review_queue.queue_organizations(session, incident_id),
+                "reasons": REASON_WORDS,
+                "filters": kept,
+                "filter_query": urlencode(kept) + "&" if kept else "",
+                "me": access.actor.name,
+                "may_review": access.principal.can(Permission.REVIEWS_WRITE, incident_id),
                 "refused": refused or {},
                 "review_values": list(ReviewValue),
                 "review_meanings": REVIEW_MEANINGS,
@@ -178,11 +255,11 @@ def _reviews_page(
 
 @router.get("/incidents/{incident_id}/reviews", include_in_schema=False)
 async def reviews_page(
-    request: Request, incident_id: str, _: Access = in_incident(Permission.READ)
+    request: Request, incident_id: str, access: Access = in_incident(Permission.READ)
 ) -> Response:
     failing_as(request, "No such page")
     number = page_number_or_refuse(request.query_params.get("page", "1"))
-    return await run_in_threadpool(_reviews_page, request, incident_id, number)
+    return await run_in_threadpool(_reviews_page, request, access, number)
 
 
 @router.post("/reports/{report_id}/review", include_in_schema=False)
@@ -224,7 +301,7 @@ def _review_form(
             if back == "report" or isinstance(exc, ReviewRefusedError):
                 raise
             refused = {"report_id": report_id, "message": str(exc), "decision": value, "note": note}
-            return _reviews_page(request, access.incident, number, refused, 422)
+            return _reviews_page(request, access, number, refused, 422)
     if back == "report":
         return RedirectResponse(
             f"/reports/{quote(row.report_id)}?reviewed=1#review-decision", status_code=303
@@ -233,3 +310,34 @@ def _review_form(
         f"/incidents/{quote(row.incident_id)}/reviews?decided={quote(row.report_id)}",
         status_code=303,
     )
+
+
+@router.post("/reports/{report_id}/assignment", include_in_schema=False)
+async def assignment_form(
+    request: Request,
+    report_id: str,
+    access: Access = on_record(Permission.REVIEWS_WRITE, Report, "report_id"),
+) -> Response:
+    """The Reviews page's "Assign to me" / "Release" button: 303 back to the same view."""
+    submitted = await request.form()
+    mine = submitted.get("mine", "") == "1"
+    back = submitted.get("back", "")
+    back_query = back if isinstance(back, str) and _safe_query(back) else ""
+    return await run_in_threadpool(_assignment_form, request, access, report_id, mine, back_query)
+
+
+def _safe_query(query: str) -> bool:
+    """A query string the page itself wrote (its filters and page number), nothing else."""
+    return len(query) <= 300 and all(c.isalnum() or c in "=&_-" for c in query)
+
+
+def _assignment_form(
+    request: Request, access: Access, report_id: str, mine: bool, back_query: str
+) -> Response:
+    failing_as(request, "Review not assigned")
+    with open_session(request) as session:
+        review_queue.assign(session, report_id, mine, actor=access.actor)
+    target = f"/incidents/{quote(access.incident)}/reviews"
+    if back_query:
+        target += f"?{back_query}"
+    return RedirectResponse(f"{target}#review-{quote(report_id)}", status_code=303)

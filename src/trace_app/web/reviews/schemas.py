@@ -11,8 +11,8 @@ from trace_app.domain.reviews import (
 )
 from trace_app.domain.text import NoteText
 from trace_app.investigation.outcome import InvestigationResult
-from trace_app.investigation.review_queue import QueueItem
-from trace_app.store.models import ReviewDecision
+from trace_app.investigation.review_queue import QueueItem, ReviewReason
+from trace_app.store.models import ReviewAssignment, ReviewDecision
 
 
 class ReviewIn(BaseModel):
@@ -103,6 +103,22 @@ class ReviewItemOut(BaseModel):
     earlier_review: ReviewOut | None = Field(
         description="The report's current decision, made on an earlier run; null if none."
     )
+    priority: int = Field(
+        default=3,
+        description="Where it stands in the queue, lower first: 0 an open alert about a child "
+        "or an older person, 1 an open alert, 2 a child or an older person, 3 any other; "
+        "within one, the oldest report first.",
+    )
+    priority_words: str = Field(default="", description="The priority in plain words ('' for 3).")
+    waits_because: ReviewReason = Field(
+        default=ReviewReason.UNCLEAR,
+        description="Why it waits, from the model's saved label (the queue's reason filter).",
+    )
+    waits_because_words: str = ""
+    assigned_to: str | None = Field(
+        default=None, description="The account that took this review; null: nobody."
+    )
+    assigned_at: datetime | None = None
 
     @classmethod
     def of(cls, item: QueueItem) -> ReviewItemOut:
@@ -126,6 +142,12 @@ class ReviewItemOut(BaseModel):
             earlier_review=(
                 ReviewOut.of(item.earlier_review, item.run.id) if item.earlier_review else None
             ),
+            priority=int(item.priority),
+            priority_words=item.priority.words,
+            waits_because=item.reason,
+            waits_because_words=item.reason.words,
+            assigned_to=item.assignment.assigned_to if item.assignment else None,
+            assigned_at=item.assignment.assigned_at if item.assignment else None,
         )
 
 
@@ -138,3 +160,25 @@ class ReviewQueuePage(BaseModel):
 
 def report_excerpt(result: InvestigationResult) -> str:
     return next((c.excerpt for c in result.citations if c.role == "report"), "")
+
+
+class AssignmentIn(BaseModel):
+    """Take the review (``mine: true``) from whoever holds it, or release it (``false``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mine: bool
+
+
+class AssignmentOut(BaseModel):
+    report_id: str
+    assigned_to: str | None = Field(description="Who holds the review now; null: nobody.")
+    assigned_at: datetime | None
+
+    @classmethod
+    def of(cls, report_id: str, row: ReviewAssignment | None) -> AssignmentOut:
+        return cls(
+            report_id=report_id,
+            assigned_to=row.assigned_to if row is not None else None,
+            assigned_at=row.assigned_at if row is not None else None,
+        )
