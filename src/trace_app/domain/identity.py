@@ -388,8 +388,8 @@ def _blocked(session: Session, person: Person) -> set[str]:
     - the people whose words may make a close spelling of the line within
       ``_most_changes`` of it: for each word of the line, the word itself or one that
       may stand for it (:func:`_close_word_groups`: a letter left out or added, a piece
-      of it, joined with a neighbour, the space moved), each costing what it takes, a word missing
-      costing more, the cost of all within the changes allowed; those holding the most
+      of it, joined with a neighbour, the space moved), each costing what it takes, a
+      word missing costing more, the cost of all within the changes allowed; those holding the most
       first, at most ``SAME_KEY_LIMIT``. Every same-name, invisible-character,
       look-alike and transliteration pair has the same key, so holds every word.
     - for a one-word line, the holders of the word (at most ``SAME_KEY_LIMIT``), then of
@@ -401,7 +401,14 @@ def _blocked(session: Session, person: Person) -> set[str]:
 
     A line shorter than a trigram finds the names that start with it (its close
     spellings are the same key: ``CLOSE_SPELLING_SCORE`` allows no edit under four
-    letters); an empty key (no Latin reading) finds the others without one."""
+    letters); an empty key (no Latin reading) finds the others without one.
+
+    Bounded first (issue 43, ADR 0110): the people whose whole key is the line, from
+    the key's B-tree, and for a line of several words those holding every word and the
+    names nearest to it in key order (:func:`_nearest_to_line`). When these reach
+    ``SAME_KEY_LIMIT`` they are the line's candidates and the words' holders (every
+    holder of "maya" and of "gurung" for a common name) are not all read; below it,
+    the steps above run as they always did."""
     connection = session.connection()
     dialect = connection.dialect.name
     incident_id = person.incident_id
