@@ -26,6 +26,22 @@ MAX_NAME_CHARACTERS = 200
 MAX_DESCRIPTION_CHARACTERS = 5000
 
 
+class IncidentInputError(InvalidInputError):
+    """A value of a new incident or its time zone that cannot be kept; ``field`` names it
+    (``name``, ``description`` or ``time_zone``) for a form to show the message beside."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _zone(time_zone: str) -> str:
+    try:
+        return check_time_zone(time_zone)
+    except InvalidInputError as exc:
+        raise IncidentInputError(str(exc), field="time_zone") from exc
+
+
 def _has_control(text: str, allowed: str = "") -> bool:
     return any(unicodedata.category(ch) == "Cc" and ch not in allowed for ch in text)
 
@@ -46,26 +62,29 @@ def create_incident(
     time_zone: str = DEFAULT_TIME_ZONE,
     actor: Actor,
 ) -> Incident:
-    """Add an incident (audited as ``incident.create``); raise :class:`InvalidInputError`
-    (nothing added) for an empty, too long or already used name, a description that
-    cannot be stored, or a time zone :mod:`zoneinfo` does not know. The caller commits."""
-    zone = check_time_zone(time_zone)
+    """Add an incident (audited as ``incident.create``); raise :class:`IncidentInputError`
+    (nothing added, its ``field`` named) for an empty, too long or already used name, a
+    description that cannot be stored, or a time zone :mod:`zoneinfo` does not know. The
+    caller commits."""
+    zone = _zone(time_zone)
     display = clean_name(name)
     if not display:
-        raise InvalidInputError("Give the incident a name.")
+        raise IncidentInputError("Give the incident a name.", field="name")
     if len(display) > MAX_NAME_CHARACTERS or _has_control(display):
-        raise InvalidInputError(
+        raise IncidentInputError(
             f"An incident name is at most {MAX_NAME_CHARACTERS} characters, "
-            "with no control characters."
+            "with no control characters.",
+            field="name",
         )
     text = description.strip()
     if len(text) > MAX_DESCRIPTION_CHARACTERS or _has_control(text, allowed="\n\t"):
-        raise InvalidInputError(
+        raise IncidentInputError(
             f"A description is at most {MAX_DESCRIPTION_CHARACTERS:,} characters, "
-            "with no control characters other than line breaks and tabs."
+            "with no control characters other than line breaks and tabs.",
+            field="description",
         )
     if incident_named(session, display) is not None:
-        raise InvalidInputError(f"An incident named {display!r} already exists.")
+        raise IncidentInputError(f"An incident named {display!r} already exists.", field="name")
     incident = Incident(
         id=new_id("inc"), name=display, description=text, created_at=utc_now(), time_zone=zone
     )
@@ -89,7 +108,7 @@ def set_time_zone(session: Session, incident_id: str, time_zone: str, *, actor: 
     Raises :class:`NotFoundError` for an unknown incident and :class:`InvalidInputError`
     for a zone :mod:`zoneinfo` does not know; nothing changes then. Stored times stay UTC:
     only how pages show them changes. The caller commits."""
-    zone = check_time_zone(time_zone)
+    zone = _zone(time_zone)
     incident = session.get(Incident, incident_id)
     if incident is None:
         raise NotFoundError(f"No incident with id {incident_id!r}.")

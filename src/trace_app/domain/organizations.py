@@ -65,3 +65,19 @@ def require_may_act_in(session: Session, name: str, incident_id: str) -> None:
     """Raises :class:`InvalidReportError` (field ``source``) when :func:`may_act_in` says no."""
     if not may_act_in(session, name, incident_id):
         raise InvalidReportError(refusal(name), fields=("source",))
+
+
+def working_in(session: Session, incident_id: str) -> list[str]:
+    """The names of the organisations that work in ``incident_id`` (:func:`works_in`), by
+    name: what an incident's filters and forms offer."""
+    member = exists().where(
+        Membership.organization_id == Organization.id,
+        or_(Membership.scope == incident_id, Membership.scope == EVERY_INCIDENT),
+    )
+    reported = exists().where(
+        Report.organization_id == Organization.id, Report.incident_id == incident_id
+    )
+    rows = session.scalars(
+        select(Organization.name).where(or_(member, reported)).order_by(Organization.name_key)
+    )
+    return list(rows)

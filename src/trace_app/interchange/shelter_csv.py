@@ -24,7 +24,10 @@ A ``source_date`` is checked as a PFIF note's is, by the one date rule
 UTC, and it must fall within the years 2-9998 in UTC; a row outside that range (such as
 ``0001-01-01T00:00:00+14:00``) is a bad row reported by its line, never an overflow.
 
-Other columns are ignored and named in :attr:`ShelterRows.ignored_columns`. The file
+A contact column (``phone``, ``email`` and the like, :data:`CONTACT_COLUMNS`) refuses the
+whole file: Trace keeps no contact details yet, and a list's phone numbers must not be
+dropped without a word. Other columns are ignored and named in
+:attr:`ShelterRows.ignored_columns`. The file
 must be UTF-8 (a byte order mark is allowed). Every row is numbered by the line it ends
 on, so a bad row is reported by that number.
 """
@@ -56,8 +59,41 @@ COLUMNS: tuple[str, ...] = (
     "source_date",
     "note_record_id",
 )
+# Columns that hold a way to reach someone: refused, never silently dropped.
+CONTACT_COLUMNS: frozenset[str] = frozenset(
+    {
+        "phone",
+        "phone_number",
+        "telephone",
+        "tel",
+        "mobile",
+        "cell",
+        "whatsapp",
+        "email",
+        "e-mail",
+        "email_address",
+        "contact",
+        "author_phone",
+        "author_email",
+        "phone_of_found_person",
+        "email_of_found_person",
+    }
+)
 DEFAULT_STATUS = ClaimStatus.SAFE
 TRACE_STATUS_FIELD = "trace_status"
+
+
+def human_size(size: int) -> str:
+    """A file size as a person reads it: ``64 MB``, ``1.5 kB``, ``109 B`` (powers of 1024,
+    as the limits are set)."""
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            break
+        value /= 1024
+    if unit == "B":
+        return f"{size} B"
+    return f"{value:.1f}".removesuffix(".0") + f" {unit}"
 
 
 class CsvError(PfifError):
@@ -134,7 +170,9 @@ def read_shelter_csv(
     :class:`PfifTooLargeError` for one that is too large."""
     data = source.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise PfifTooLargeError(f"The CSV file is larger than the limit of {max_bytes:,} bytes.")
+        raise PfifTooLargeError(
+            f"The CSV file is larger than the limit of {human_size(max_bytes)}."
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -148,6 +186,13 @@ def read_shelter_csv(
         raise CsvError(
             "The CSV header names no full_name (nor given_name, family_name) column; see "
             "docs/interchange.md for the columns."
+        )
+    contact = [h for h in normal if h in CONTACT_COLUMNS]
+    if contact:
+        raise CsvError(
+            f"The file has a contact column ({', '.join(contact)}). Trace does not keep phone "
+            "numbers or e-mail addresses yet, and will not drop them without a word: remove "
+            "the column (keep the original for whoever needs it) and upload the file again."
         )
     reader.fieldnames = normal
     ignored = [h for h in normal if h not in COLUMNS]

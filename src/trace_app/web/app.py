@@ -37,6 +37,7 @@ from trace_app.web.duplicates import routes as duplicate_routes
 from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.failures import RefusalAudit, trace_error_handler
 from trace_app.web.incidents import routes as incident_routes
+from trace_app.web.incidents.views import menu_incident_of
 from trace_app.web.interchange import api_routes as interchange_api_routes
 from trace_app.web.interchange import page_routes as interchange_page_routes
 from trace_app.web.investigation import routes as investigation_routes
@@ -96,6 +97,7 @@ def create_app(
     app.state.login_throttle = LoginThrottle(settings)
     app.state.publish_limiter = PublishLimiter(settings)
     app.state.templates = make_templates()
+    app.state.templates.env.globals["menu_incident"] = menu_incident_of  # base.html's menu
     app.state.demo_account_names = DEMO_ACCOUNT_NAMES if settings.demo else ()
     report_context: list[ReportContextProvider] = []
     app.state.report_context_providers = report_context
@@ -129,6 +131,7 @@ def create_app(
     app.include_router(audit_routes.router)
     app.include_router(audit_routes.api_router)
     app.include_router(member_routes.router)
+    app.include_router(member_routes.page_router)
     app.include_router(incident_routes.api_router)
     app.include_router(incident_routes.page_router)
     app.include_router(report_routes.api_router)

@@ -271,6 +271,14 @@ EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
         ),
         "review.decide",
     ),
+    ("POST", "/api/reports/{report_id}/assignment"): (
+        lambda c, ids: c.post(f"/api/reports/{ids['report_id']}/assignment", json={"mine": True}),
+        "review.assign",
+    ),
+    ("POST", "/reports/{report_id}/assignment"): (
+        lambda c, ids: _form(c, f"/reports/{ids['report_id']}/assignment", {"mine": "1"}),
+        "review.assign",
+    ),
     ("POST", "/api/reports/{report_id}/investigate"): (
         lambda c, ids: c.post(
             f"/api/reports/{ids['report_id']}/investigate", json={"passphrase": "typed"}
@@ -346,6 +354,24 @@ EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
         lambda c, ids: c.post(
             f"/api/incidents/{ids['incident_id']}/members/{MEMBER}/remove", json={}
         ),
+        "member.remove",
+    ),
+    ("POST", "/incidents/new"): (
+        lambda c, ids: _form(
+            c, "/incidents/new", {"name": "Landslide Form Test", "time_zone": "Asia/Kathmandu"}
+        ),
+        "incident.create",
+    ),
+    ("POST", "/incidents/{incident_id}/members"): (
+        lambda c, ids: _form(
+            c,
+            f"/incidents/{ids['incident_id']}/members",
+            {"user": MEMBER, "role": "reviewer", "organization": "Some Camp"},
+        ),
+        "member.set",
+    ),
+    ("POST", "/incidents/{incident_id}/members/{user_name}/remove"): (
+        lambda c, ids: _form(c, f"/incidents/{ids['incident_id']}/members/{MEMBER}/remove", {}),
         "member.remove",
     ),
     ("POST", "/api/demo/reset"): (lambda c, ids: c.post("/api/demo/reset", json={}), "demo.reset"),

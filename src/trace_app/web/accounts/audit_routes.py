@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
 from trace_app.domain.audit_queries import AuditFilter, audit_page
+from trace_app.web.accounts.audit_view import audit_rows
 from trace_app.web.accounts.schemas import AuditEventOut, AuditPage
 from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
@@ -62,11 +63,18 @@ def audit_view(request: Request, _: Access = needs(Permission.AUDIT_READ)) -> Re
     limit = 50
     with open_session(request) as session:
         page = audit_page(session, wanted, offset=(number - 1) * limit, limit=limit)
+        rows = audit_rows(session, list(page.items))
     query = {k: v for k, v in (("actor", wanted.actor), ("action", wanted.action)) if v}
     if wanted.object_id:
         query["object"] = wanted.object_id
     return render(
         request,
         "audit.html",
-        {"page": page, "filters": wanted, "number": number, "filter_query": urlencode(query)},
+        {
+            "page": page,
+            "rows": rows,
+            "filters": wanted,
+            "number": number,
+            "filter_query": urlencode(query),
+        },
     )

@@ -1,6 +1,10 @@
-"""Incidents: the home page (the incidents you may see), ``GET``/``POST /api/incidents``,
-an incident's time zone (``PUT /api/incidents/{id}/time-zone`` and the People page's
-form) and Reset demo (a demo server only).
+"""Incidents: the home page (the incidents you may see), ``GET``/``POST /api/incidents``
+and the New incident page (``/incidents/new``, coordinators of every incident), an
+incident's time zone (``PUT /api/incidents/{id}/time-zone``, its page and the People
+page's form) and Reset demo (a demo server only).
+
+A form's refused value is shown beside its field (the domain's
+:class:`~trace_app.domain.incidents.IncidentInputError` names it), with 422.
 """
 
 from __future__ import annotations
@@ -8,6 +12,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from fastapi import Request
+from fastapi.datastructures import FormData
 from fastapi.responses import JSONResponse, RedirectResponse
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
@@ -17,7 +22,8 @@ from trace_app import demo_reset
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
-from trace_app.domain.incidents import create_incident, set_time_zone
+from trace_app.domain.incidents import IncidentInputError, create_incident, set_time_zone
+from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, TIME_ZONE_EXAMPLE
 from trace_app.web.auth import authorize
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, UNIT_OF_WORK, is_demo, open_session, render
 from trace_app.web.errors import (
@@ -25,7 +31,6 @@ from trace_app.web.errors import (
     ErrorOut,
     ValidationErrorOut,
 )
-from trace_app.web.failures import failing_as
 from trace_app.web.gate import Access, gated_router, in_incident, needs
 from trace_app.web.incidents.schemas import (
     IncidentIn,
@@ -36,6 +41,7 @@ from trace_app.web.incidents.schemas import (
     TimeZoneIn,
     TimeZoneOut,
 )
+from trace_app.web.incidents.views import time_zone_choices
 from trace_app.web.params import IncidentId
 
 api_router = gated_router(prefix="/api", tags=["api"], responses=COMMON_RESPONSES)
@@ -147,6 +153,69 @@ def home(
     )
 
 
+def _text(form: FormData, name: str, limit: int) -> str:
+    value = form.get(name, "")
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def _incident_form(
+    request: Request,
+    values: dict[str, str],
+    errors: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    return render(
+        request,
+        "incident_new.html",
+        {
+            "values": values,
+            "errors": errors or {},
+            "zones": time_zone_choices(),
+            "zone_example": TIME_ZONE_EXAMPLE,
+        },
+        status_code,
+    )
+
+
+@page_router.get("/incidents/new")
+def new_incident_page(request: Request, _: Access = needs(Permission.INCIDENTS_WRITE)) -> Response:
+    """The New incident form: a name, what it is, and its time zone from a list."""
+    values = {"name": "", "description": "", "time_zone": DEFAULT_TIME_ZONE}
+    return _incident_form(request, values)
+
+
+@page_router.post("/incidents/new")
+async def new_incident(
+    request: Request, access: Access = needs(Permission.INCIDENTS_WRITE)
+) -> Response:
+    submitted = await request.form()
+    values = {
+        "name": _text(submitted, "name", 1000),
+        "description": _text(submitted, "description", 10_000),
+        "time_zone": _text(submitted, "time_zone", 200),
+    }
+    return await run_in_threadpool(_create_from_form, request, access, values)
+
+
+def _create_from_form(request: Request, access: Access, values: dict[str, str]) -> Response:
+    """Opens the incident and goes on to its members (no one works on it yet)."""
+    authorize(access.principal, Permission.INCIDENTS_WRITE, None)  # server-wide
+    with open_session(request) as session:
+        try:
+            incident = create_incident(
+                session,
+                values["name"],
+                values["description"],
+                time_zone=values["time_zone"],
+                actor=access.actor,
+            )
+        except IncidentInputError as exc:  # shown beside its field; nothing was added
+            return _incident_form(request, values, {exc.field: str(exc)}, 422)
+        session.commit()
+        incident_id = incident.id
+    return RedirectResponse(f"/incidents/{quote(incident_id)}/members?created=1", status_code=303)
+
+
 @page_router.get("/incidents/{incident_id}")
 def incident(incident_id: str, _: Access = in_incident(Permission.READ)) -> Response:
     return RedirectResponse(f"/incidents/{incident_id}/people", status_code=307)
@@ -212,20 +281,59 @@ def put_time_zone(
     return TimeZoneOut(incident_id=incident.id, time_zone=incident.time_zone)
 
 
+def _time_zone_page(
+    request: Request,
+    session: Session,
+    incident_id: str,
+    value: str,
+    error: str = "",
+    status_code: int = 200,
+) -> Response:
+    incident = queries.get_incident(session, incident_id)
+    return render(
+        request,
+        "time_zone.html",
+        {
+            "incident": incident,
+            "nav_incident": incident,
+            "value": value,
+            "error": error,
+            "zones": time_zone_choices(),
+        },
+        status_code,
+    )
+
+
+@page_router.get("/incidents/{incident_id}/time-zone")
+def time_zone_page(
+    request: Request,
+    incident_id: str,
+    session: Session = UNIT_OF_WORK,
+    _: Access = in_incident(Permission.INCIDENTS_WRITE),
+) -> Response:
+    """The incident's time zone, chosen from a list."""
+    incident = queries.get_incident(session, incident_id)
+    return _time_zone_page(request, session, incident_id, incident.time_zone)
+
+
 @page_router.post("/incidents/{incident_id}/time-zone")
 async def time_zone_form(
     request: Request, incident_id: str, access: Access = in_incident(Permission.INCIDENTS_WRITE)
 ) -> Response:
     submitted = await request.form()
-    value = submitted.get("time_zone", "")
-    zone = value if isinstance(value, str) else ""
+    zone = _text(submitted, "time_zone", 200)
     return await run_in_threadpool(_set_from_form, request, access, incident_id, zone)
 
 
 def _set_from_form(request: Request, access: Access, incident_id: str, zone: str) -> Response:
-    failing_as(request, "Time zone not changed")
+    """Sets the zone and goes back to the People page; a zone Trace does not know is shown
+    beside the list of zones (422), and nothing changes."""
     with open_session(request) as session:
-        set_time_zone(session, incident_id, zone, actor=access.actor)
+        try:
+            set_time_zone(session, incident_id, zone, actor=access.actor)
+        except IncidentInputError as exc:
+            session.rollback()
+            return _time_zone_page(request, session, incident_id, zone, str(exc), 422)
         session.commit()
     return RedirectResponse(
         f"/incidents/{quote(incident_id)}/people?time_zone_set=1", status_code=303

@@ -36,6 +36,7 @@ from trace_app.accounts.principal import Principal
 from trace_app.domain import audit, import_runs, queries
 from trace_app.domain.errors import InvalidInputError, NotFoundError, TraceError
 from trace_app.domain.import_runs import ImportChangedError, ImportKind, ImportRequest
+from trace_app.interchange.shelter_csv import human_size
 from trace_app.store.models import Incident
 from trace_app.web.auth import authorize, settings_of
 from trace_app.web.deps import open_session, render
@@ -105,7 +106,7 @@ def _import_form(
             "values": values,
             "error": error,
             "kinds": list(ImportKind),
-            "max_bytes": settings_of(request).pfif_max_bytes,
+            "max_size": human_size(settings_of(request).pfif_max_bytes),
             "nav_incident": next((i for i in incidents if i.id == values.get("incident_id")), None),
         },
         status,
@@ -287,6 +288,7 @@ def preview_page(
             "nav_incident": incident,
             "kind": ImportKind(pending.kind),
             "shown_max": SHOWN,
+            "size": human_size(pending.size),
         },
     )
 
