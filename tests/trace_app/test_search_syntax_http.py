@@ -49,17 +49,18 @@ def publish(client: TestClient, incident_id: str, name: str) -> str:
     return person_id
 
 
-@pytest.mark.parametrize("name", ["Li Li", "=1+1", 'Li "Li" AND*'])
-def test_person_page_and_api_open_for_names_like_li_li(client: TestClient, name: str) -> None:
-    """The reported hole: the person's API answer and page answered 500 on SQLite."""
+def test_person_page_and_api_open_for_names_like_li_li(client: TestClient) -> None:
+    """The reported hole: the person's API answer and page answered 500 on SQLite (one
+    app for the three names: an app and a signed-in account cost about 2 s to set up)."""
     items = client.get("/api/incidents").json()["items"]
     incident_id = next(i["id"] for i in items if i["name"] == "Flood Relief Demo")
-    person_id = publish(client, incident_id, name)
     publish(client, incident_id, "Lili")
-    api = client.get(f"/api/people/{person_id}")
-    assert api.status_code == 200, api.text
-    duplicates = [d["name"] for d in api.json()["possible_duplicates"]]
-    assert ("Lili" in duplicates) == (search_key(name) == "li li")
-    assert client.get(f"/people/{person_id}").status_code == 200
-    found = client.get(f"/api/incidents/{incident_id}/people", params={"q": name})
-    assert found.status_code == 200, found.text
+    for name in ("Li Li", "=1+1", 'Li "Li" AND*'):
+        person_id = publish(client, incident_id, name)
+        api = client.get(f"/api/people/{person_id}")
+        assert api.status_code == 200, (name, api.text)
+        duplicates = [d["name"] for d in api.json()["possible_duplicates"]]
+        assert ("Lili" in duplicates) == (search_key(name) == "li li"), (name, duplicates)
+        assert client.get(f"/people/{person_id}").status_code == 200, name
+        found = client.get(f"/api/incidents/{incident_id}/people", params={"q": name})
+        assert found.status_code == 200, (name, found.text)
