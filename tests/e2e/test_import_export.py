@@ -22,6 +22,13 @@ ROWS = (
 )
 
 
+def _open_menu(page: Any) -> None:
+    """On a phone the menu is folded behind "Menu"."""
+    toggle = page.locator("details.menu > summary")
+    if toggle.is_visible():
+        toggle.click()
+
+
 @pytest.mark.parametrize("width", [390, 1280])
 def test_import_a_shelter_list_with_a_dry_run_then_export(
     browser: Any, live_server: Any, screenshot: Callable[[Any, str], Path], width: int
@@ -37,6 +44,7 @@ def test_import_a_shelter_list_with_a_dry_run_then_export(
         "GET", f"/api/incidents/{live_server.incident_id()}/people?limit=500"
     )["total"]
     try:
+        _open_menu(page)
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Import").click()
         page.wait_for_url("**/import*")
         page.get_by_label("Incident").select_option(label="Flood Relief Demo")
@@ -70,6 +78,7 @@ def test_import_a_shelter_list_with_a_dry_run_then_export(
         assert "1 person added" in page.locator("#import-done").inner_text()
         screenshot(page, f"import-done-{width}")
 
+        _open_menu(page)
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Export").click()
         page.wait_for_url("**/export*")
         page.get_by_label("People with their current status (CSV, for a spreadsheet)").check()
