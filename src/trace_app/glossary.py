@@ -200,12 +200,18 @@ CUE_KIND: dict[str, Term] = {
 
 ROLE: dict[str, Term] = {
     "viewer": Term("Viewer", "Reads the incident's pages."),
-    "reporter": Term("Reporter", "Also publishes reports for their organisation."),
-    "reviewer": Term("Reviewer", "Also checks reports, decides duplicates and closes alerts."),
-    "coordinator": Term(
-        "Coordinator", "Also manages the incident, its members, imports and exports."
+    "reporter": Term(
+        "Reporter", "Reads the incident and publishes reports for their organisation."
     ),
-    "admin": Term("Admin", "Also manages accounts and reads the audit trail."),
+    "reviewer": Term(
+        "Reviewer",
+        "Does what a reporter does, and checks reports, decides duplicates and closes alerts.",
+    ),
+    "coordinator": Term(
+        "Coordinator",
+        "Does what a reviewer does, and manages the incident's members, imports and exports.",
+    ),
+    "admin": Term("Admin", "Does everything, and manages accounts and reads the audit trail."),
 }
 
 # each permission: what it lets a person do, and who has it (said where a control is hidden)

@@ -39,7 +39,7 @@ def test_alert_closes_by_rule_and_by_a_person(
     assert alerts.filter(has_text="Kamala Tamang").count() == 0
     page.locator("details.closed-alerts summary").click()
     closed = page.locator("details.closed-alerts li")
-    assert "by a later claim" in closed.filter(has_text="Kamala Tamang").inner_text()
-    assert "by a later claim" in closed.filter(has_text="Asha Lama").inner_text()
+    assert "by a later report" in closed.filter(has_text="Kamala Tamang").inner_text()
+    assert "by a later report" in closed.filter(has_text="Asha Lama").inner_text()
     screenshot(page, "alert-closed")
     live_server.reset()

@@ -37,8 +37,8 @@ def test_publish_a_report_from_a_person_page(
     people = live_server.api("GET", f"/api/incidents/{incident_id}/people")["items"]
     person = people[0]
     page.goto(live_server.url(f"/people/{person['id']}"))
-    assert "+05:45" in page.locator("#current-status").inner_text()
-    assert "UTC" in (page.locator("#current-status time").first.get_attribute("title") or "")
+    assert "(Kathmandu)" in page.locator("#current-status").inner_text()  # as people say it
+    assert "+05:45 · " in (page.locator("#current-status time").first.get_attribute("title") or "")
     page.get_by_role("link", name="Publish a report about this person").click()
     page.wait_for_url("**/publish?*")
     assert page.get_by_role("heading", level=1).inner_text().startswith("Publish a report")
@@ -60,8 +60,11 @@ def test_publish_a_report_from_a_person_page(
     page.get_by_role("button", name="Publish report").click()
     page.wait_for_url("**/reports/*")
     reported = page.locator(".facts time").first
-    assert reported.inner_text() == "2026-07-15 14:30 +05:45"
-    assert reported.get_attribute("title") == "2026-07-15 08:45 UTC"
+    assert reported.inner_text().startswith("15 Jul 2026, 14:30 (Kathmandu)") or (
+        reported.inner_text().startswith("15 Jul, 14:30 (Kathmandu)")
+    )
+    exact = "2026-07-15 14:30:00 +05:45 · 2026-07-15 08:45:00 UTC"
+    assert reported.get_attribute("title") == exact  # and on request: "Show exact times"
     detail = live_server.api("GET", f"/api/people/{person['id']}")
     assert detail["status"]["status"] == "safe"
     live_server.reset()
@@ -99,7 +102,7 @@ def test_work_the_duplicates_queue(
     sides = pair.locator(".side")
     assert sides.count() == 2
     text = pair.inner_text()
-    for fact in ("Age", "Status", "Place", "Source", "Alert", "Chautara camp", "+05:45"):
+    for fact in ("Age", "Status", "Place", "Source", "Alert", "Chautara camp", "(Kathmandu)"):
         assert fact in text, fact
     _fits(page, SIZES[size]["width"])
     screenshot(page, f"duplicates-queue-{size}")

@@ -35,9 +35,9 @@ def test_card_marks_the_cues_and_folds_the_technical_details(
     card.wait_for()
     assert card.get_attribute("data-status") == "NEEDS_REVIEW"
 
-    # plain words first: the meaning, what to do next, and why (quoting the cue)
+    # plain words first: the one reason that applies, why (quoting the cue), what to do
     shown = card.inner_text()
-    assert shown.index("A person should decide") < shown.index("What to do next")
+    assert shown.index("Needs a person to check") < shown.index("What to do next")
     assert "'They say'" in card.locator(".reason").inner_text()
 
     # every cue is marked in the text, labelled by its kind, and listed

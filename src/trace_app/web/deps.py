@@ -69,7 +69,7 @@ def page_time_zone(context: Context) -> str | None:
 
 @pass_context
 def format_when(
-    context: Context, value: datetime, zone: str | None = None, seconds: bool = False
+    context: Context, value: datetime | str, zone: str | None = None, seconds: bool = False
 ) -> Markup:
     """The one way pages show a time: as a reader says it, in the page's incident's zone
     (``2 Dec, 14:05 (Kathmandu)``), with the exact time (to the second, with its offset
@@ -79,6 +79,11 @@ def format_when(
     ``zone`` overrides the page's. ``seconds`` is kept for callers: the exact part always
     has them."""
     del seconds
+    if isinstance(value, str):  # a saved citation's ISO time
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return Markup("{}").format(value)
     zone = zone if zone is not None else page_time_zone(context)
     exact = format_exact(value, zone)
     return Markup(

@@ -355,7 +355,9 @@ def _outcome_fragment(words: str, *, oob: bool) -> Markup:
             '<p id="check-outcome" class="check-outcome" aria-live="polite" '
             'hx-swap-oob="innerHTML">{}</p>'
         ).format(words)
-    return Markup('<p id="check-outcome" class="check-outcome" aria-live="polite">{}</p>').format(words)
+    return Markup('<p id="check-outcome" class="check-outcome" aria-live="polite">{}</p>').format(
+        words
+    )
 
 
 def _refused_fragment(request: Request, exc: RefusedError) -> Response:
