@@ -41,6 +41,7 @@ from modelgate.evaluation_report import confusion, confusion_lines, counts, perc
 from modelgate.evaluation_report import write_report as _write_report
 from modelgate.ledger import JsonFileLedger
 from modelgate.providers import Provider, ProviderConfig, build_provider
+from trace_app.domain.errors import InvalidInputError
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
 from trace_app.investigation.answers import NO_SOURCE, Attribution
 from trace_app.investigation.evidence import MAX_TEXT_CHARACTERS
@@ -57,8 +58,10 @@ CASE_START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 CASES_PER_LEDGER = 500
 
 
-class EvalCaseError(ValueError):
+class EvalCaseError(InvalidInputError):
     """A line of the cases file is not a valid case (the message names the line)."""
+
+    code = "eval_case_invalid"
 
 
 @dataclass(frozen=True, slots=True)

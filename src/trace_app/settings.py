@@ -55,6 +55,8 @@ DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost")
 class SettingsError(ValueError):
     """A setting from the environment has a value Trace cannot use."""
 
+    code = "settings_invalid"  # read by the CLI; below the domain, so not of its error tree
+
 
 def normalize_database_url(url: str) -> str:
     """Pick the psycopg 3 driver for plain PostgreSQL URLs; leave any other URL as given."""

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from trace_app.domain.errors import InvalidInputError
+
 if TYPE_CHECKING:
     from argon2 import PasswordHasher
 
@@ -46,8 +48,10 @@ CHOOSE_ANOTHER = (
 _ZXCVBN_LOCK = threading.Lock()
 
 
-class PasswordRuleError(ValueError):
+class PasswordRuleError(InvalidInputError):
     """A password that breaks the length rule or is too easy to guess."""
+
+    code = "weak_password"
 
 
 def common_password_warning(password: str, user_inputs: Sequence[str] = ()) -> str | None:

@@ -12,12 +12,18 @@ TraceError
  +-- NotFoundError         an incident, report or alert id that does not exist
  +-- InvalidInputError     another request that cannot be carried out as given
  |    +-- BadCursorError       a list cursor (``after``) that is not one Trace wrote
+ +-- ConfigurationError    a setting, a shipped file or a recording Trace cannot use
  +-- AlertClosedError      closing an alert that is already closed (409)
  +-- TooManyPeopleError    an incident-wide list too large to compute at its size (409)
 
 Subclasses elsewhere keep to this tree: ``DateError`` (:mod:`trace_app.domain.dates`),
-``AccountError``, ``ReviewRefusedError``, ``NoOrganizationError`` (InvalidInputError, 422),
-``ImportRefusedError`` (422), ``ImportChangedError`` (409), ``ReportNotFound`` (404).
+``AccountError``, ``PasswordRuleError``, ``ReviewRefusedError``, ``NoOrganizationError``,
+``PfifError``, ``EvalCaseError`` (InvalidInputError, 422), ``ImportRefusedError`` (422),
+``ImportChangedError`` (409), ``ReportNotFound`` (404); ``ModelSettingsError``,
+``RecordedRunsError``, ``LexiconError``, ``GrammarError``, ``RecordingFailed``
+(ConfigurationError); the web layer's own (upload, page number) live beside their
+routes. ``trace_app.settings.SettingsError`` has a ``code`` too but stays a
+``ValueError``: settings sit below the domain, which must not be imported to read them.
 """
 
 from __future__ import annotations
@@ -109,6 +115,15 @@ class BadCursorError(InvalidInputError):
     """A keyset cursor that cannot be read: malformed, truncated or edited."""
 
     code = "bad_cursor"
+
+
+class ConfigurationError(TraceError, ValueError):
+    """A setting from the environment, a shipped or supplied file, or a recording that
+    Trace cannot use; the message says which and why. Met at start-up and at the command
+    line, where it is one sentence and exit status 1, never a traceback."""
+
+    code = "configuration"
+    http_status = 500
 
 
 class AlertClosedError(TraceError):

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from trace_app.domain.errors import ConfigurationError
 from trace_app.investigation.writer_grammar import (
     Grammar,
     GrammarError,
@@ -129,8 +130,10 @@ class Lexicon:
     grammar: Grammar | None = None
 
 
-class LexiconError(ValueError):
+class LexiconError(ConfigurationError):
     """A shipped or supplied lexicon file is not valid (the message says where)."""
+
+    code = "lexicon_invalid"
 
 
 def parse_lexicon(text: str, *, where: str) -> Lexicon:

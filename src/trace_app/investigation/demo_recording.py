@@ -19,6 +19,7 @@ from sqlalchemy import select
 from modelgate.recording import Recorder, load_exchanges
 from trace_app.demo.data import COMMUNITY_RELAY, POLICE_REPORT, DemoReport
 from trace_app.demo.seed import seed_demo
+from trace_app.domain.errors import ConfigurationError
 from trace_app.investigation.model_settings import ModelSettings
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.recorded import RecordedRun, recorded_run, write_recorded
@@ -34,8 +35,10 @@ from trace_app.store.types import utc_now
 SEEDED_REPORTS: tuple[DemoReport, ...] = (POLICE_REPORT, COMMUNITY_RELAY)
 
 
-class RecordingFailed(RuntimeError):
+class RecordingFailed(ConfigurationError):
     """A seeded run did not end with a saved status; nothing was written."""
+
+    code = "recording_failed"
 
     def __init__(self, results: list[InvestigationResult]) -> None:
         self.results = results

@@ -41,6 +41,7 @@ from typing import Any, cast
 
 from modelgate.providers import AdapterName, ProviderConfig, adapter_names
 from modelgate.types import StructuredOutput
+from trace_app.domain.errors import ConfigurationError
 
 NEMOTRON_MODEL = "nvidia/nemotron-3.5-lightning-30b-a3b"
 LITELLM_PREFIX = "nvidia_nim/"
@@ -64,8 +65,10 @@ REASONING_OFF: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": Fal
 Adapter = AdapterName
 
 
-class ModelSettingsError(ValueError):
+class ModelSettingsError(ConfigurationError):
     """A model setting from the environment has a value Trace cannot use."""
+
+    code = "model_settings_invalid"
 
 
 def is_nemotron(model: str) -> bool:

@@ -41,6 +41,7 @@ from sqlalchemy.orm import Session
 
 from modelgate.atomicfile import write_bytes_atomic
 from modelgate.recording import Exchange
+from trace_app.domain.errors import ConfigurationError
 from trace_app.investigation import evidence_store as store
 from trace_app.investigation.attribution_cues import find_cues
 from trace_app.investigation.content_fingerprint import content_fingerprint
@@ -59,8 +60,10 @@ FILE_NAME = "recorded_investigations.json"
 CHECKOUT_FILE = Path("demo") / FILE_NAME
 
 
-class RecordedRunsError(ValueError):
+class RecordedRunsError(ConfigurationError):
     """The recorded-runs file exists but cannot be read as recorded runs."""
+
+    code = "recorded_runs_invalid"
 
 
 class RecordedCitation(BaseModel):

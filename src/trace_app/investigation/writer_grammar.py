@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trace_app.domain.errors import ConfigurationError
+
 # Words and single marks; a word keeps its inner apostrophes ("we're", "didn't").
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]|\n")
 # Marks that end the clause a subject's verb must be found in.
@@ -42,8 +44,10 @@ _MIN_SUFFIXED = 4
 _GROUP_REACH = 5
 
 
-class GrammarError(ValueError):
+class GrammarError(ConfigurationError):
     """A ``[grammar]`` table lacks a class or holds a non-list (the message says which)."""
+
+    code = "grammar_invalid"
 
 
 @dataclass(frozen=True, slots=True)
