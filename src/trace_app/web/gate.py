@@ -11,9 +11,10 @@ The gate answers in a fixed order, before the route reads any body or content ty
 1. no valid session or token: 401 (a page sends the browser to sign in);
 2. a role that grants the permission nowhere: 403;
 3. the incident the request is about, from the path (``in_incident``), from a record's
-   id in the path or the query (``on_record``), or none (``anywhere``): an unknown
-   record is 404;
-4. the permission in that incident: 403 (written to the audit trail, rate-limited);
+   id in the path or the query (``on_record``, ``on_query_record``), or none
+   (``needs``, ``SIGNED_IN``): an unknown record is 404;
+4. the permission in that incident: 403 (every 403 is written to the audit trail,
+   rate-limited: :mod:`trace_app.web.failures`);
 5. an incident named in the path that does not exist: 404 (for those who may see every
    incident; a member of some incidents gets 403 at step 4 for any other id).
 
@@ -38,6 +39,7 @@ from starlette.responses import Response
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
+from trace_app.domain.audit import Actor
 from trace_app.domain.errors import NotFoundError, NotSignedInError, UnsupportedMediaError
 from trace_app.domain.text import MAX_ID_CHARACTERS, is_id
 from trace_app.store.models import Alert, Person, Report
@@ -64,7 +66,7 @@ class Access:
     incident_id: str | None
 
     @property
-    def actor(self) -> Any:
+    def actor(self) -> Actor:
         return self.principal.actor
 
     @property
