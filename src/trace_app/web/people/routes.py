@@ -23,6 +23,7 @@ from trace_app.domain.errors import (
     InvalidInputError,
 )
 from trace_app.domain.links import decide_link_and_commit, link_history
+from trace_app.domain.organizations import working_in
 from trace_app.domain.person_view import PersonDetail, person_detail
 from trace_app.domain.queries import get_incident
 from trace_app.domain.search import AlertFilter
@@ -191,7 +192,7 @@ def _people_page(
             page = queries.people_page(session, incident_id, offset=offset, limit=limit)
             alerts = queries.open_alerts(session, incident_id)
         closed = queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
-        organizations = [o.name for o in queries.list_organizations(session)]
+        organizations = working_in(session, incident_id)  # this incident's, by the one rule
     return render(
         request,
         "people.html",
