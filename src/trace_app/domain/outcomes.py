@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain.groups import group_members
-from trace_app.store.models import Alert, AlertState, Claim, Person, Report
+from trace_app.store.models import Alert, AlertState, Claim, Person, PersonLink, Report
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +131,26 @@ def alerts_closed_since(session: Session, were_open: Iterable[str]) -> list[Aler
     return sorted(changes, key=lambda c: c.raised_at)
 
 
-def alert_changes(session: Session, alert_ids: Iterable[str], person_id: str) -> list[AlertChange]:
-    """The named alerts that belong to ``person_id``'s linked group and are closed now
-    (the person page after a decision names them; anything else named is ignored)."""
-    members = set(_group(session, person_id))
-    return [c for c in alerts_closed_since(session, alert_ids) if c.person_id in members]
+def closed_by_latest_decision(session: Session, person_id: str) -> list[AlertChange]:
+    """The alerts of ``person_id``'s linked group that its newest decision closed: closed
+    by a claim (a later report about a record now counted as the same person) no earlier
+    than the decision was recorded. The person page after "Same person" names them."""
+    link = session.scalars(
+        select(PersonLink)
+        .where(PersonLink.decided_on_person_id == person_id)
+        .order_by(PersonLink.decided_at.desc(), PersonLink.sequence.desc())
+        .limit(1)
+    ).first()
+    if link is None:
+        return []
+    members = _group(session, person_id)
+    alerts = session.scalars(
+        select(Alert.id).where(
+            Alert.person_id.in_(members),
+            Alert.state == AlertState.CLOSED.value,
+            Alert.joined_alert_id.is_(None),
+            Alert.closed_by_claim_id.is_not(None),
+            Alert.closed_at >= link.decided_at,
+        )
+    )
+    return alerts_closed_since(session, alerts)

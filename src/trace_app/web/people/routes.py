@@ -282,9 +282,9 @@ def person_page(
             "nav_incident": incident,
             "decided": request.query_params.get("decided", ""),
             # the alerts the decision just closed, said in words with the person's link
-            "closed_by_decision": outcomes.alert_changes(
-                session, request.query_params.get("closed", "").split(",")[:20], person_id
-            ),
+            "closed_by_decision": outcomes.closed_by_latest_decision(session, person_id)
+            if request.query_params.get("decided") == "same"
+            else [],
             "alert_done": {"closed": "closed", "reopened": "reopened"}.get(
                 request.query_params.get("alert", ""), ""
             ),
@@ -318,11 +318,6 @@ def _link_form(
     if values["decision"] not in LinkDecision._value2member_map_:
         raise InvalidInputError("Choose same, different or undecided.")
     decision = LinkDecision(values["decision"])
-    with open_session(request) as check:  # what was open, to say what the decision closed
-        known = check.get(Person, values["other_person_id"]) is not None
-        were_open = outcomes.open_alert_ids(
-            check, [person_id, values["other_person_id"]] if known else [person_id]
-        )
     with open_session(request) as session:
         decide_link_and_commit(
             session,
@@ -332,9 +327,4 @@ def _link_form(
             values["note"],
             actor=access.actor,
         )
-        closed = [c.alert_id for c in outcomes.alerts_closed_since(session, were_open)]
-    # "decided" last: links and tests that wait for "...decided=same" keep working
-    query = urlencode(
-        {**({"closed": ",".join(closed)} if closed else {}), "decided": decision.value}
-    )
-    return RedirectResponse(f"/people/{person_id}?{query}", status_code=303)
+    return RedirectResponse(f"/people/{person_id}?decided={decision.value}", status_code=303)
