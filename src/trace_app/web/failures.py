@@ -45,6 +45,19 @@ PAGE_TITLES = {
 
 
 FAILURE_TITLE = "failure_title"
+T = TypeVar("T")
+
+
+def refusal_of(action: Callable[[], T]) -> tuple[T | None, TraceError | None]:
+    """Run ``action`` for a page that shows a refusal beside the form it came from (the
+    publish form, the password form, an upload): its result, or the domain's refusal.
+    The one place in ``web/`` that catches a domain error; every other refusal goes to
+    :func:`trace_error_handler`. The caller's session is left to its unit of work (a
+    ``with`` block or ``UNIT_OF_WORK``), which rolls back what the action began."""
+    try:
+        return action(), None
+    except TraceError as exc:
+        return None, exc
 
 # More for the API's answer of some errors than ``detail`` and ``code`` (a refused
 # import's summary): registered by the feature that knows the shape (:func:`answers_with`).
