@@ -143,36 +143,40 @@ def review_queue(
     runs decided with older rules (:func:`redecide_for_rules_change`) or to set the queue
     keys of runs saved without them (:func:`set_queue_keys`).
 
-    Two ranges: the runs whose person has an open alert (read from the incident's open
-    alerts), then the others in index order; a page takes from the first until it is
-    used up. Unfiltered, the total is an index range count."""
+    Two lanes: the runs whose person has an open alert, read from the incident's open
+    alerts (their people's reports, then those reports' runs), and sorted; then the
+    others, a range of the priority index read in its order. A page takes from the first
+    lane until it is used up. "Assigned to me" reads from the account's assignments
+    instead. Unfiltered, the total is an index range count."""
     only = only or QueueFilter()
     redecide_for_rules_change(session, incident_id)
     set_queue_keys(session, incident_id)
     params = {"incident_id": incident_id}
-    base = _queue(incident_id, only)
     alerting = Report.person_id.in_(_people_with_open_alert(incident_id))
-    if only.any:
-        total = _count(session, base, params)
+    if only.assigned_to:
+        held = _assigned(incident_id, only.assigned_to)
+        first_lane = _queue(incident_id, only, held).where(alerting)
+        other_lane = _queue(incident_id, only, held).where(~alerting)
+        total = _count(session, _queue(incident_id, only, held), params)
     else:
-        total = evidence_store.awaiting_count(session, incident_id)
-    in_alert_lane = _count(session, base.where(alerting), params)
-    runs: list[tuple[InvestigationRun, bool]] = []
-    if offset < in_alert_lane:
-        found = _page(session, base.where(alerting), params, offset, limit)
-        runs += [(run, True) for run in found]
+        alert_reports = select(Report.id).where(alerting)
+        first_lane = _queue(incident_id, only, alert_reports)
+        other_lane = _queue(incident_id, only).where(~alerting)
+        if only.any:
+            total = _count(session, _queue(incident_id, only), params)
+        else:
+            total = evidence_store.awaiting_count(session, incident_id)
+    found = _page(session, first_lane, params, offset, limit)
+    runs: list[tuple[InvestigationRun, bool]] = [(run, True) for run in found]
     if len(runs) < limit and offset + len(runs) < total:
-        rest = _page(
-            session,
-            base.where(~alerting),
-            params,
-            max(0, offset - in_alert_lane),
-            limit - len(runs),
-        )
+        # where the first lane ends: known from this page unless it began after it
+        in_first_lane = offset + len(found) if found else _count(session, first_lane, params)
+        rest_offset = max(0, offset - in_first_lane)
+        rest = _page(session, other_lane, params, rest_offset, limit - len(runs))
         runs += [(run, False) for run in rest]
     ids = [run.report_id for run, _ in runs]
     current = reviews.latest_reviews(session, ids)
-    held = reviews.assignments(session, ids)
+    held_by = reviews.assignments(session, ids)
     items = [
         QueueItem(
             run.report,
@@ -180,37 +184,41 @@ def review_queue(
             evidence_store.result_from_run(run),
             current.get(run.report_id),
             reviews.priority(alert, run.review_rank),
-            held.get(run.report_id),
+            held_by.get(run.report_id),
         )
         for run, alert in runs
     ]
     return Page(items=items, total=total, offset=offset, limit=limit)
 
 
-def _queue(incident_id: str, only: QueueFilter) -> Select[InvestigationRun]:
-    """The queue's rows, narrowed by ``only`` (no order yet)."""
-    query = (
-        select(InvestigationRun)
-        .join(Report, Report.id == InvestigationRun.report_id)
-        .where(
+def _queue(
+    incident_id: str, only: QueueFilter, among: Select[str] | None = None
+) -> Select[InvestigationRun]:
+    """The queue's rows, narrowed by ``only`` (no order yet). ``among``: only the runs of
+    these reports, read from them (a few) rather than from the queue's index range (the
+    flag is then tested on each of their runs, so no planner walks the whole range)."""
+    query = select(InvestigationRun).join(Report, Report.id == InvestigationRun.report_id)
+    if among is None:
+        query = query.where(
             InvestigationRun.incident_id == incident_id,
             InvestigationRun.awaiting_review.is_(True),
         )
-    )
+    else:
+        query = query.where(
+            InvestigationRun.report_id.in_(among),
+            func.coalesce(InvestigationRun.awaiting_review, False).is_(True),
+        )
     if only.organization_id:
         query = query.where(Report.organization_id == only.organization_id)
     if only.reason is not None:
         query = query.where(_reason_sql(only.reason))
-    if only.assigned_to:
-        query = query.where(
-            InvestigationRun.report_id.in_(
-                select(ReviewAssignment.report_id).where(
-                    ReviewAssignment.incident_id == incident_id,
-                    ReviewAssignment.assigned_to == only.assigned_to,
-                )
-            )
-        )
     return query
+
+
+def _assigned(incident_id: str, name: str) -> Select[str]:
+    return select(ReviewAssignment.report_id).where(
+        ReviewAssignment.incident_id == incident_id, ReviewAssignment.assigned_to == name
+    )
 
 
 def _people_with_open_alert(incident_id: str) -> Select[str]:
