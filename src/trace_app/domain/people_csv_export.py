@@ -1,51 +1,59 @@
-"""An incident's people as CSV, one row each with the current status (for a spreadsheet).
+"""An incident's people as CSV, one row per record with the person's status (for a
+spreadsheet).
 
 The columns (in this order; a header row first):
 
 ========================  ============================================================
 ``person_record_id``       as in the PFIF export (``<domain>/<person id>``, or the
                            record id the person was imported with)
-``full_name``              the person's name
+``full_name``              the record's name
 ``alternate_names``        other names, separated by ``; ``
 ``age``                    years, or empty
-``status``                 the current status by :func:`~trace_app.domain.person_view.
-                           current_status` over the record's claims (empty: no claim)
-``status_reported_at``     the moment the deciding report describes (UTC, ISO 8601)
+``group_record_id``        the person this record belongs to: the ``person_record_id``
+                           of its linked group's first record (its own when alone), so
+                           rows with the same value are one person
+``group_status``           the person's status, by the one rule over every claim of
+                           the group (:mod:`trace_app.domain.status_rule`; empty: no
+                           claim): what the person page, the People list, the search
+                           filter and the API say
+``status``                 this record's own status, the same rule over its claims alone
+                           (a detail: equal to ``group_status`` for a record alone)
+``status_reported_at``     the moment the report deciding ``status`` describes (UTC)
 ``status_location``        where that report places the person
 ``status_source``          the organisation that said so
 ``disputed``               ``yes`` when another source said otherwise shortly before
-``open_alert``             ``yes`` while an alert for the person is open
+``open_alert``             ``yes`` while the person's (its group's) alert is open
 ``claims``                 how many claims the record has
 ========================  ============================================================
 
 People are read ``BATCH`` at a time in a fixed number of statements each, and written as
 they are read, so a large incident is never held in memory. Every field goes through
 :func:`~trace_app.interchange.formulas.neutralize` (no spreadsheet formulas).
+:func:`export_file_names` names the downloaded file after the incident.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections.abc import Iterator, Sequence
 
-from sqlalchemy import select
+from anyascii import anyascii
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from trace_app.domain import interchange_people
 from trace_app.domain.errors import NotFoundError
-from trace_app.domain.person_view import StatusClaim, current_status
+from trace_app.domain.groups import group_key
 from trace_app.domain.pfif_export import person_record_ids
+from trace_app.domain.status_rule import CurrentStatus, group_statuses
 from trace_app.interchange.formulas import neutralize
 from trace_app.store.models import (
     Alert,
     AlertState,
-    Claim,
-    ClaimStatus,
     Incident,
-    Organization,
     Person,
-    Report,
 )
 
 BATCH = 500
@@ -54,6 +62,8 @@ COLUMNS: tuple[str, ...] = (
     "full_name",
     "alternate_names",
     "age",
+    "group_record_id",
+    "group_status",
     "status",
     "status_reported_at",
     "status_location",
@@ -97,60 +107,73 @@ def _chunks(
             return
         last = people[-1].id
         ids = [p.id for p in people]
-        claims = _claims(session, ids)
-        alerting = set(
-            session.scalars(
-                select(Alert.person_id).where(
-                    Alert.person_id.in_(ids), Alert.state == AlertState.OPEN.value
-                )
-            )
-        )
+        statuses = group_statuses(session, ids)
+        alerting = _open_alert_groups(session, {g.group_key for g in statuses.values()})
         names = interchange_people.alternate_names(session, ids)
         rows = []
         for person in people:
-            own = claims.get(person.id, [])
-            status = current_status(claim for claim, _ in own)
-            winner, where = next(
-                ((c, w) for c, w in own if c.claim_id == status.claim_id), (None, "")
-            )
+            found = statuses[person.id]
+            own = found.record_status
             rows.append(
                 _line(
                     [
-                        record_ids.get(person.id, f"{incident_id}/{person.id}"),
+                        _record_id(record_ids, incident_id, person.id),
                         person.name,
                         "; ".join(names.get(person.id, [])),
                         "" if person.age is None else str(person.age),
-                        status.status.value if status.status is not None else "",
-                        status.reported_at.isoformat() if status.reported_at else "",
-                        where,
-                        winner.source if winner is not None else "",
-                        "yes" if status.disputed_by else "no",
-                        "yes" if person.id in alerting else "no",
-                        str(len(own)),
+                        _record_id(record_ids, incident_id, found.group_key),
+                        _status_text(found.status),
+                        _status_text(own),
+                        own.reported_at.isoformat() if own.reported_at else "",
+                        found.record_location,
+                        found.record_source,
+                        "yes" if own.disputed_by else "no",
+                        "yes" if found.group_key in alerting else "no",
+                        str(found.record_claims),
                     ]
                 )
             )
         yield "".join(rows).encode()
 
 
-def _claims(session: Session, person_ids: list[str]) -> dict[str, list[tuple[StatusClaim, str]]]:
-    """Each person's claims as the status rule reads them, with their locations."""
-    rows = session.execute(
-        select(
-            Claim.id,
-            Claim.person_id,
-            Claim.status,
-            Report.reported_at,
-            Claim.position,
-            Organization.name,
-            Claim.location,
+def _record_id(record_ids: dict[str, str], incident_id: str, person_id: str) -> str:
+    return record_ids.get(person_id, f"{incident_id}/{person_id}")
+
+
+def _status_text(status: CurrentStatus) -> str:
+    return status.status.value if status.status is not None else ""
+
+
+def _open_alert_groups(session: Session, keys: set[str]) -> set[str]:
+    """Which of the group keys ``keys`` have an open alert on any of their records: one
+    statement (a group's records are its key and those whose ``group_id`` is the key)."""
+    if not keys:
+        return set()
+    found = session.execute(
+        select(Person.id, Person.group_id)
+        .join(Alert, Alert.person_id == Person.id)
+        .where(
+            Alert.state == AlertState.OPEN.value,
+            or_(Person.id.in_(sorted(keys)), Person.group_id.in_(sorted(keys))),
         )
-        .join(Report, Report.id == Claim.report_id)
-        .join(Organization, Organization.id == Report.organization_id)
-        .where(Claim.person_id.in_(person_ids))
     )
-    found: dict[str, list[tuple[StatusClaim, str]]] = {}
-    for claim_id, person_id, status, reported_at, position, source, location in rows:
-        claim = StatusClaim(claim_id, ClaimStatus(status), reported_at, position, source)
-        found.setdefault(person_id, []).append((claim, location or ""))
-    return found
+    return {group_key(pid, gid) for pid, gid in found} & keys
+
+
+def export_file_names(incident_name: str, suffix: str) -> tuple[str, str]:
+    """The name of an incident's download, ``trace-<incident name>.<suffix>``, twice: in
+    ASCII (the name transliterated) and in Unicode (letters of any script kept). Either
+    is safe on every common file system: letters (with their marks), digits, ``.``, ``_``
+    and ``-`` only (every other run of characters, spaces and ``/ \\ : * ? " < > |``
+    among them, one ``-``), no leading dot, at most 80 characters of the name."""
+    ascii_name = _safe_file_name(anyascii(incident_name))
+    return f"trace-{ascii_name}.{suffix}", f"trace-{_safe_file_name(incident_name)}.{suffix}"
+
+
+def _safe_file_name(text: str) -> str:
+    kept = "".join(
+        c if c in "._-" or unicodedata.category(c)[0] in "LMN" else " "
+        for c in unicodedata.normalize("NFKC", text)
+    )
+    name = "-".join(kept.split()).strip("-._")
+    return name[:80].strip("-._") or "incident"

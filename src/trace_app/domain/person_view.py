@@ -1,8 +1,9 @@
 """One person as the person page and ``GET /api/people/{id}`` show it.
 
-The person's current status comes from its claims by one written rule,
-:func:`current_status`. Everything else is read as stored: claims in the order they
-describe (``reported_at``, then publication), alerts, possible duplicates
+The person's current status comes from its claims by the one written rule,
+:func:`trace_app.domain.status_rule.current_status` (ADR 0160; imported here as well).
+Everything else is read as stored: claims in the order they describe (``reported_at``,
+then publication), alerts, possible duplicates
 (:mod:`trace_app.domain.identity`) and link decisions (:mod:`trace_app.domain.links`).
 The records decided "same" (the person's linked group, :mod:`trace_app.domain.groups`)
 are one person to the reader: the page shows every record's names and claims, one
@@ -12,9 +13,8 @@ nothing is merged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
@@ -25,6 +25,10 @@ from trace_app.domain.groups import record_ids
 from trace_app.domain.identity import PossibleDuplicate, get_person, possible_duplicates
 from trace_app.domain.links import LinkView, link_history
 from trace_app.domain.queries import AlertListing
+from trace_app.domain.status_rule import DISPUTE_WINDOW as DISPUTE_WINDOW
+from trace_app.domain.status_rule import CurrentStatus as CurrentStatus
+from trace_app.domain.status_rule import StatusClaim as StatusClaim
+from trace_app.domain.status_rule import current_status as current_status
 from trace_app.store.models import (
     Claim,
     ClaimStatus,
@@ -33,60 +37,6 @@ from trace_app.store.models import (
     Person,
     Report,
 )
-
-# Claims reported this close before the deciding one, from another source and saying
-# something else, make the status disputed: a responder should read both.
-DISPUTE_WINDOW = timedelta(hours=6)
-
-
-@dataclass(frozen=True, slots=True)
-class StatusClaim:
-    """What :func:`current_status` needs of a claim."""
-
-    claim_id: str
-    status: ClaimStatus
-    reported_at: datetime
-    position: int  # publication order within the incident
-    source: str
-
-
-@dataclass(frozen=True, slots=True)
-class CurrentStatus:
-    status: ClaimStatus | None  # None: no claim at all
-    claim_id: str | None
-    reported_at: datetime | None
-    disputed_by: tuple[str, ...] = ()  # ids of the claims that disagree (see the rule)
-
-
-def current_status(claims: Iterable[StatusClaim]) -> CurrentStatus:
-    """The person's current status: **the claim about the latest moment wins**.
-
-    - "Latest" is the report's ``reported_at`` (the moment the report describes), not when
-      it was published: a report published late about an earlier moment does not undo
-      newer news. Claims about the same moment: the one published last wins.
-    - Every status counts the same, "deceased" included: a later "seen" after "deceased"
-      is news a responder must see, not one the rule hides.
-    - The status is *disputed* by every claim from another source, reported no more than
-      ``DISPUTE_WINDOW`` (6 hours) before the winning one, that says something else
-      ("missing" at 10:00 from the police, "safe" at 11:00 from a camp): the rule still
-      picks the later one, and the page shows that someone should check.
-    - No claims: no status.
-
-    This is the same order as the alert rule (:mod:`trace_app.domain.alerts`) and the
-    search's status filter (the latest claim by ``reported_at``, then publication).
-    """
-    ordered = sorted(claims, key=lambda c: (c.reported_at, c.position, c.claim_id))
-    if not ordered:
-        return CurrentStatus(None, None, None)
-    winner = ordered[-1]
-    disputed = tuple(
-        c.claim_id
-        for c in ordered[:-1]
-        if c.status is not winner.status
-        and c.source != winner.source
-        and winner.reported_at - c.reported_at <= DISPUTE_WINDOW
-    )
-    return CurrentStatus(winner.status, winner.claim_id, winner.reported_at, disputed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,9 @@ docs/interchange.md:
   (:mod:`trace_app.interchange.pfif_mapping`);
 - ``author_made_contact`` is true only where the report's latest review decision says a
   person confirmed it first-hand, never from a model's label;
-- ``linked_person_record_id`` names a person decided "same" as the note's person.
+- ``linked_person_record_id`` names a person decided "same" as the note's person;
+- a person's ``description`` (unless imported with one) gives the person's status by the
+  one rule over its linked group (:mod:`trace_app.domain.status_rule`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from sqlalchemy.orm import Session
 from trace_app.domain import interchange_people
 from trace_app.domain.claim_source import joined_to_source
 from trace_app.domain.errors import NotFoundError
+from trace_app.domain.status_rule import GroupStatus, group_statuses
 from trace_app.interchange.pfif import PersonOut, iter_pfif
 from trace_app.interchange.pfif_mapping import format_date, pfif_status
 from trace_app.store.interchange_models import InterchangeRecord
@@ -161,15 +164,17 @@ def _date(value: Any) -> str:
     return str(value or "")
 
 
-def _description(claims: Sequence[_ClaimRow]) -> str:
-    if not claims:
-        return "Recorded in Trace with no reports yet."
-    latest = claims[-1]
-    where = f" at {latest.location}" if latest.location else ""
+def _description(claims: Sequence[_ClaimRow], found: GroupStatus | None, linked: bool) -> str:
+    """The person in words: how many reports, and the person's status by the one rule
+    (over its linked group, :mod:`trace_app.domain.status_rule`) with its place."""
     count = len(claims)
+    if found is None or found.status.status is None:
+        return "Recorded in Trace with no reports yet."
+    where = f" at {found.location}" if found.location else ""
+    group = " about this person and its linked records" if linked else ""
     return (
         f"Recorded in Trace from {count} report{'s' if count != 1 else ''}; "
-        f"the latest says {latest.status}{where}."
+        f"the latest{group} says {found.status.status.value}{where}."
     )
 
 
@@ -216,6 +221,7 @@ def _records(
         note_rows = _imported_notes(session, report_ids)
         first_hand = interchange_people.first_hand_report_ids(session, report_ids)
         same = interchange_people.same_person_ids(session, person_ids)
+        statuses = group_statuses(session, person_ids)
         alternates = interchange_people.alternate_names(session, person_ids)
         for person in people:
             yield _person_out(
@@ -229,6 +235,7 @@ def _records(
                 same.get(person.id, []),
                 alternates.get(person.id, []),
                 domain,
+                statuses.get(person.id),
             )
 
 
@@ -243,6 +250,7 @@ def _person_out(
     same: Sequence[str],
     alternates: Sequence[str],
     domain: str,
+    status: GroupStatus | None,
 ) -> PersonOut:
     kept: dict[str, Any] = imported.fields if imported is not None else {}
     record_id = record_ids[person.id]
@@ -272,7 +280,7 @@ def _person_out(
         "family_name": str(kept.get("family_name", "")),
         "alternate_names": "\n".join(n for n in names if n != person.name),
         "age": age,
-        "description": str(kept.get("description") or _description(claims)),
+        "description": str(kept.get("description") or _description(claims, status, bool(same))),
     }
     linked = next((record_ids[o] for o in same if o in record_ids), "")
     notes = [

@@ -22,10 +22,12 @@ from trace_app.domain import people_cursor
 from trace_app.domain.claim_source import joined_to_source
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.groups import is_group_lead
+from trace_app.domain.status_rule import NO_STATUS, CurrentStatus, StatusClaim, current_status
 from trace_app.store.models import (
     Alert,
     AlertState,
     Claim,
+    ClaimStatus,
     Incident,
     Organization,
     Person,
@@ -131,18 +133,35 @@ class ClaimListing:
     summary: str
     source: str
     reported_at: datetime
+    position: int = 0  # publication order within the incident (the status rule reads it)
+    person_id: str = ""  # the record the claim is about (one of the group's)
+
+    def for_status(self) -> StatusClaim:
+        status = ClaimStatus(self.status)
+        return StatusClaim(self.id, status, self.reported_at, self.position, self.source)
 
 
 @dataclass(frozen=True, slots=True)
 class PersonListing:
     """A person as listed: a record, or a linked group shown by its key record with the
-    other records' names and every record's claims."""
+    other records' names and every record's claims. ``status`` is the person's, by the
+    one rule over every claim of the group (:mod:`trace_app.domain.status_rule`)."""
 
     id: str
     name: str
     age: int | None
     claims: list[ClaimListing] = field(default_factory=list)
     other_names: list[str] = field(default_factory=list)  # the group's other records
+    status: CurrentStatus = NO_STATUS
+
+    def with_status(self) -> PersonListing:
+        """This listing with its status decided from its claims."""
+        return replace(self, status=current_status(c.for_status() for c in self.claims))
+
+    @property
+    def status_claim(self) -> ClaimListing | None:
+        """The claim that gives the status (None without a claim)."""
+        return next((c for c in self.claims if c.id == self.status.claim_id), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +225,7 @@ _CLAIM_ROWS = (
             Report.summary,
             Organization.name.label("source"),
             Report.reported_at,
+            Claim.position,
         )
     )
     .where(Claim.person_id.in_(bindparam("person_ids", expanding=True)))
@@ -350,8 +370,8 @@ _GROUP_MEMBERS = (
 
 
 def _fill_groups(session: Session, people: dict[str, PersonListing]) -> None:
-    """Add to each listed group key record its group's other names and every record's
-    claims, in publication order: two statements."""
+    """Add to each listed group key record its group's other names, every record's
+    claims, in publication order, and the group's status: two statements."""
     if not people:
         return
     owner = {pid: pid for pid in people}
@@ -361,9 +381,19 @@ def _fill_groups(session: Session, people: dict[str, PersonListing]) -> None:
     for c in session.execute(_CLAIM_ROWS, {"person_ids": list(owner)}):
         people[owner[c.person_id]].claims.append(
             ClaimListing(
-                c.id, c.status, c.location, c.report_id, c.summary, c.source, c.reported_at
+                c.id,
+                c.status,
+                c.location,
+                c.report_id,
+                c.summary,
+                c.source,
+                c.reported_at,
+                c.position,
+                c.person_id,
             )
         )
+    for pid, listing in list(people.items()):  # the group's status, by the one rule
+        people[pid] = listing.with_status()
 
 
 def alerts_page(

@@ -7,10 +7,11 @@ run of non-letters and non-digits one space. It is stored on the person
 transliterates the incident's names again.
 
 :func:`search_people` reads its candidates through the trigram index over the stored
-keys (:func:`candidates`, :mod:`trace_app.store.name_index`), with the filters (status of
-the latest claim, alert state, organisation) in the same SQL, at most
-:data:`CANDIDATE_LIMIT` of them (typo neighbours only while the query as typed finds fewer
-than :data:`ENOUGH_AS_TYPED`; a one-word query's through the incident's words,
+keys (:func:`candidates`, :mod:`trace_app.store.name_index`), with the filters (the
+person's status over its linked group, by :mod:`trace_app.domain.status_rule`; the
+group's alert state; organisation) in the same SQL, at most :data:`CANDIDATE_LIMIT` of
+them (typo neighbours only while the query as typed finds fewer than
+:data:`ENOUGH_AS_TYPED`; a one-word query's through the incident's words,
 :mod:`trace_app.store.word_index`), then scores them with ``rapidfuzz`` and ranks them
 (:func:`rank`, which a test also runs over every person to compare). A name's
 score (0-100) is the best match of the query's key against any part of the key of the
@@ -39,11 +40,12 @@ from datetime import datetime
 from anyascii import anyascii
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
-from sqlalchemy import ScalarSelect, Select, exists, func, literal_column, select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Select, case, exists, func, literal_column, select
+from sqlalchemy.orm import Session, aliased
 
 from trace_app.domain.groups import collapse_to_groups
 from trace_app.domain.queries import Page, PersonListing, clamp_limit, person_listings
+from trace_app.domain.status_rule import group_status_sql
 from trace_app.domain.text import name_key
 from trace_app.store import name_index, word_index
 from trace_app.store.models import Alert, AlertState, Claim, Organization, Person, Report
@@ -123,15 +125,17 @@ class SearchResults:
     at_least: bool
 
 
-def _latest_status() -> ScalarSelect[str]:
-    return (
-        select(Claim.status)
-        .join(Report, Report.id == Claim.report_id)
-        .where(Claim.person_id == Person.id)
-        .order_by(Report.reported_at.desc(), Claim.position.desc())
-        .limit(1)
-        .scalar_subquery()
+def _group_alert(state: AlertState) -> ColumnElement[bool]:
+    """SQL, correlated to ``Person``: whether an alert of the person's linked group (any
+    of its records) is in ``state``; every record of a group has the same value."""
+    member = aliased(Person)
+    own = exists().where(Alert.person_id == Person.id, Alert.state == state.value)
+    grouped = exists().where(
+        Alert.person_id == member.id,
+        member.group_id == Person.group_id,
+        Alert.state == state.value,
     )
+    return case((Person.group_id.is_(None), own), else_=grouped)
 
 
 def _filtered(
@@ -145,15 +149,12 @@ def _filtered(
         Person.incident_id == incident_id
     )
     if status is not None:
-        query = query.where(_latest_status() == status)
-    open_alert = exists().where(Alert.person_id == Person.id, Alert.state == AlertState.OPEN.value)
+        # the person's status, its linked group's (ADR 0160), as every page shows it
+        query = query.where(group_status_sql() == status)
     if alert is AlertFilter.OPEN:
-        query = query.where(open_alert)
+        query = query.where(_group_alert(AlertState.OPEN))
     elif alert is AlertFilter.CLOSED:
-        closed = exists().where(
-            Alert.person_id == Person.id, Alert.state == AlertState.CLOSED.value
-        )
-        query = query.where(closed, ~open_alert)
+        query = query.where(_group_alert(AlertState.CLOSED), ~_group_alert(AlertState.OPEN))
     if organization:
         query = query.where(
             exists()

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from urllib.parse import quote
 
 from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 
 from trace_app.accounts.principal import Principal
 from trace_app.domain import audit
-from trace_app.domain.people_csv_export import iter_people_csv
+from trace_app.domain.people_csv_export import export_file_names, iter_people_csv
 from trace_app.domain.pfif_export import iter_incident_pfif
+from trace_app.domain.queries import get_incident
 from trace_app.web.auth import settings_of
 from trace_app.web.deps import open_session
 
@@ -32,6 +34,7 @@ def stream_export(
     domain = settings_of(request).pfif_domain
     session = open_session(request)
     try:
+        incident_name = get_incident(session, incident_id).name
         if chosen == "people-csv":
             chunks = iter_people_csv(session, incident_id, domain=domain)
             action, media, suffix, what = "people.export", CSV, "people.csv", "people CSV"
@@ -60,11 +63,11 @@ def stream_export(
         finally:
             session.close()
 
-    filename = f"trace-{incident_id}.{suffix}"
+    # named after the incident, safe for a file system (ASCII, and the name as written)
+    plain, written = export_file_names(incident_name, suffix)
+    disposition = f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(written)}"
     return StreamingResponse(
-        stream(),
-        media_type=media,
-        headers={"content-disposition": f'attachment; filename="{filename}"'},
+        stream(), media_type=media, headers={"content-disposition": disposition}
     )
 
 

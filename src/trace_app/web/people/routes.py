@@ -89,7 +89,8 @@ def list_people(
     at the same cost per page however deep (``offset`` works too, but reads every earlier
     row). With them: the people whose name matches ``q`` (ignoring case, accents and
     script, tolerating typos), best first, then in natural order; ``status`` is the
-    latest claim's status, ``alert=open`` people with an open alert, ``alert=closed``
+    person's status (the latest claim over its linked group, each item's
+    ``group_status``), ``alert=open`` people with an open alert, ``alert=closed``
     people whose alerts are all closed, ``organization`` people that organisation
     reported on; paged by ``offset`` only."""
     searching = bool(q.strip() or status or alert or organization.strip())
@@ -173,8 +174,9 @@ def _people_page(
         incident = queries.get_incident(session, incident_id)
         limit = queries.PEOPLE_PER_PAGE
         offset = (number - 1) * limit
+        found: search.SearchResults | None = None  # a search: how many match in all
         if any(filters.values()):
-            matches = search.search_people(
+            found = search.search_results(
                 session,
                 incident_id,
                 q=filters["q"],
@@ -182,6 +184,7 @@ def _people_page(
                 alert=AlertFilter(filters["alert"]) if filters["alert"] else None,
                 organization=filters["organization"] or None,
             )
+            matches = found.matches
             page = search.page_of_matches(session, incident_id, matches, offset=offset, limit=limit)
             # the alerts follow the search: only those about the people it finds
             alerts = queries.open_alerts_of(session, incident_id, {m.person_id for m in matches})
@@ -200,6 +203,9 @@ def _people_page(
             "incident": incident,
             "nav_incident": incident,
             "page": page,
+            # "2,000 or more people match; showing the best 500" when the search is bounded
+            "search_total": found.total if found else 0,
+            "search_at_least": bool(found and found.at_least),
             "alerts": alerts,
             "closed_alerts": closed,
             "closed_note": request.query_params.get("closed") == "1",

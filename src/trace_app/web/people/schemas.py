@@ -15,6 +15,24 @@ from trace_app.web.alerts.schemas import AlertOut
 from trace_app.web.investigation.views import InvestigationOut
 
 
+class StatusOut(BaseModel):
+    status: ClaimStatus | None = Field(description="Null when the person has no claim.")
+    claim_id: str | None = Field(description="The claim that decides it.")
+    reported_at: datetime | None
+    disputed_by: list[str] = Field(
+        description="Claims from other sources, at most 6 hours earlier, that say otherwise."
+    )
+
+    @classmethod
+    def of(cls, status: CurrentStatus) -> StatusOut:
+        return cls(
+            status=status.status,
+            claim_id=status.claim_id,
+            reported_at=status.reported_at,
+            disputed_by=list(status.disputed_by),
+        )
+
+
 class ClaimOut(BaseModel):
     id: str
     status: str
@@ -32,6 +50,10 @@ class PersonOut(BaseModel):
     other_names: list[str] = Field(
         default_factory=list,
         description="The names of the other records of its linked group (decided 'same').",
+    )
+    group_status: StatusOut = Field(
+        description="The person's status: the claim about the latest moment over every "
+        "claim of its linked group wins (as combined_status of GET /api/people/{id})."
     )
 
     @classmethod
@@ -52,6 +74,7 @@ class PersonOut(BaseModel):
                 for c in person.claims
             ],
             other_names=list(person.other_names),
+            group_status=StatusOut.of(person.status),
         )
 
 
@@ -68,24 +91,6 @@ class PeoplePage(BaseModel):
         description="Without q or a filter: the cursor of the next page (pass it as "
         "``after``), null on the last page; always null for a search.",
     )
-
-
-class StatusOut(BaseModel):
-    status: ClaimStatus | None = Field(description="Null when the person has no claim.")
-    claim_id: str | None = Field(description="The claim that decides it.")
-    reported_at: datetime | None
-    disputed_by: list[str] = Field(
-        description="Claims from other sources, at most 6 hours earlier, that say otherwise."
-    )
-
-    @classmethod
-    def of(cls, status: CurrentStatus) -> StatusOut:
-        return cls(
-            status=status.status,
-            claim_id=status.claim_id,
-            reported_at=status.reported_at,
-            disputed_by=list(status.disputed_by),
-        )
 
 
 class PersonClaimOut(BaseModel):
