@@ -217,6 +217,15 @@ def test_the_panel_says_what_each_press_did_a_wrong_passphrase_included(
         said = _said(wrong.text)
         assert said.startswith("The passphrase was wrong, so nothing was sent")
         assert f"({today})" in said and 'data-mode="CACHED"' in wrong.text
+        # without JavaScript: the page the form redirects to says the same
+        plain = http.post(
+            f"/reports/{report_id}/investigate",
+            data={"passphrase": "not it either", "csrf_token": csrf(http)},
+            follow_redirects=False,
+        )
+        assert plain.status_code == 303
+        shown = http.get(plain.headers["location"]).text.replace("&#39;", "'")
+        assert "The passphrase was wrong, so nothing was sent" in shown
         assert len(provider.requests) == 1  # one model call in all
 
 
