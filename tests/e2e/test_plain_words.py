@@ -113,6 +113,7 @@ def test_a_reporter_sees_who_can_check_and_close(
     _words_css(page)
     assert page.get_by_role("button", name="Investigate").count() == 0
     assert "a reviewer, coordinator or admin" in page.locator("#investigate-who-can").inner_text()
+    _both(page, screenshot, "reporter-report")
     page.goto(live_server.url(f"/incidents/{incident}/people"))
     assert page.get_by_role("link", name="Close alert…").count() == 0
-    screenshot(page, "plain-words-reporter-report-phone")
+    assert "A reviewer, coordinator or admin" in page.locator("#alerts-who-can").text_content()
