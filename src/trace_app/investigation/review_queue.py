@@ -35,7 +35,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, exists, func, or_, select, update
+from sqlalchemy import ColumnElement, Select, exists, func, select, update
 from sqlalchemy.orm import Session, joinedload
 
 from trace_app.domain import audit, reviews
@@ -152,7 +152,7 @@ def review_queue(
     redecide_for_rules_change(session, incident_id)
     set_queue_keys(session, incident_id)
     params = {"incident_id": incident_id}
-    alerting = Report.person_id.in_(_people_with_open_alert(incident_id))
+    alerting = _about_open_alert(incident_id)
     if only.assigned_to:
         held = _assigned(incident_id, only.assigned_to)
         first_lane = _queue(incident_id, only, held).where(alerting)
@@ -221,15 +221,16 @@ def _assigned(incident_id: str, name: str) -> Select[str]:
     )
 
 
-def _people_with_open_alert(incident_id: str) -> Select[str]:
-    """Every record of the incident whose linked group (or itself, in none) has an open
-    alert: the open alerts' records, then their groups' other records."""
-    keys = (
-        select(func.coalesce(Person.group_id, Person.id))
-        .join(Alert, Alert.person_id == Person.id)
-        .where(Alert.incident_id == incident_id, Alert.state == AlertState.OPEN.value)
+def _about_open_alert(incident_id: str) -> ColumnElement[bool]:
+    """A report whose person has an open alert row, or whose linked group has one: the
+    incident's open alerts (an index range), their people's reports, and the records
+    linked to a grouped one (few)."""
+    alerting = select(Alert.person_id).where(
+        Alert.incident_id == incident_id, Alert.state == AlertState.OPEN.value
     )
-    return select(Person.id).where(or_(Person.id.in_(keys), Person.group_id.in_(keys)))
+    groups = select(Person.group_id).where(Person.id.in_(alerting), Person.group_id.is_not(None))
+    linked = select(Person.id).where(Person.group_id.in_(groups))
+    return Report.person_id.in_(alerting) | Report.person_id.in_(linked)
 
 
 def _count(session: Session, query: Select[Any], params: dict[str, str]) -> int:
