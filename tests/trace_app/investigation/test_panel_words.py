@@ -227,6 +227,12 @@ def test_the_panel_says_what_each_press_did_a_wrong_passphrase_included(
         shown = http.get(plain.headers["location"]).text.replace("&#39;", "'")
         assert "The passphrase was wrong, so nothing was sent" in shown
         assert len(provider.requests) == 1  # one model call in all
+        # a reporter reads the saved result, and who can decide on it, not a form
+        reporter = signed_in_with(app, role="reporter", base_url="http://127.0.0.1")
+        theirs = reporter.get(f"/reports/{report_id}").text
+        assert "Needs a person to check" in theirs and 'class="review-form"' not in theirs
+        assert "You cannot decide on checked reports here." in theirs
+        assert 'class="review-form"' in http.get(f"/reports/{report_id}").text
 
 
 def test_a_reporter_sees_who_can_check_and_a_refusal_is_said_in_words(

@@ -224,6 +224,7 @@ async def investigate_form(
     )
     if htmx:
         reviewed = await run_in_threadpool(_review_names, request, report_id)
+        reviewed["may_review"] = access.principal.can(Permission.REVIEWS_WRITE, access.incident)
         card = render(request, "investigation/result.html", {**card_context(result), **reviewed})
         cleared = render(request, "investigation/passphrase_input.html", {"oob": True})
         said = _outcome_fragment(outcome_words(request, done, reviewed["time_zone"]), oob=True)
@@ -275,18 +276,21 @@ def _checked_now(request: Request, report: Report) -> dict[str, Any]:
     """The report view after a no-JS check: that check's result, read from memory."""
     token = request.query_params.get("check", "")
     done = recent_checks(request).get(token, report.id) if token else None
-    may_check = _may_run_checks(request, report)
+    may = {
+        "may_check": _may(request, report, Permission.CHECKS_RUN),
+        "may_review": _may(request, report, Permission.REVIEWS_WRITE),
+    }
     if done is None:
-        return {"may_check": may_check}
+        return may
     said = outcome_words(request, done, report.incident.time_zone)
-    return {**card_context(done.result), "check_outcome_words": said, "may_check": may_check}
+    return {**card_context(done.result), "check_outcome_words": said, **may}
 
 
-def _may_run_checks(request: Request, report: Report) -> bool:
-    """Whether the signed-in member may run a new check on this report: the panel shows
-    its form only then, and otherwise one line saying who can."""
+def _may(request: Request, report: Report, permission: Permission) -> bool:
+    """Whether the signed-in member may do this on the report (run a new check, decide on
+    its result): the panel shows the control only then, and otherwise who can."""
     principal = getattr(request.state, "principal", None)
-    return bool(principal is not None and principal.can(Permission.CHECKS_RUN, report.incident_id))
+    return bool(principal is not None and principal.can(permission, report.incident_id))
 
 
 def _with_review(result: InvestigationResult, review: dict[str, Any] | None) -> dict[str, Any]:
