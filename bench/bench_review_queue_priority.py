@@ -289,7 +289,8 @@ def database_url(tmp: str, postgres: bool) -> Iterator[str]:
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     try:
-        yield f"{PG}?options=-csearch_path%3D{schema},public"
+        # pg_trgm lives in a schema of its own here (tests/pg_trigram.py)
+        yield f"{PG}?options=-csearch_path%3D{schema},trace_pg_trgm,public"
     finally:
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))

@@ -319,3 +319,18 @@ def test_the_queue_holds_the_same_items_in_the_rules_order(
         (r.id[-4:], r.person_id in open_people, r.age, r.reported_at.minute) for r in expected
     ]
     assert len(expected) > 10
+
+
+def test_a_viewer_reads_the_queue_without_its_controls(
+    database: Database, incident: str, tmp_path: Path
+) -> None:
+    report_id, _ = report(database, incident, "Viewer Person", 1)
+    save_run(database, report_id)
+    settings = TraceSettings(home=tmp_path / "home", database_url="sqlite://unused")
+    with signed_in(create_app_for(settings, database), role="viewer") as viewer:
+        page = viewer.get(f"/incidents/{incident}/reviews")
+        assert page.status_code == 200 and f'id="review-{report_id}"' in page.text
+        assert "Assign to me" not in page.text and "Record decision" not in page.text
+        assert 'id="review-who-can"' in page.text
+        taken = viewer.post(f"/api/reports/{report_id}/assignment", json={"mine": True})
+        assert taken.status_code == 403
