@@ -214,39 +214,77 @@ ROLE: dict[str, Term] = {
     "admin": Term("Admin", "Does everything, and manages accounts and reads the audit trail."),
 }
 
-# each permission: what it lets a person do, and who has it (said where a control is hidden)
+# each permission: what it lets a person do (the phrase), and the one line shown where a
+# control is hidden from someone without it: that they cannot, and who can (the sentence)
 PERMISSION: dict[str, Term] = {
-    "read": Term("read the incident", "Any member of the incident can read it."),
+    "read": Term(
+        "Read the incident",
+        "You cannot read this incident: you are not one of its members.",
+    ),
     "reports:write": Term(
-        "publish reports", "A reporter, reviewer, coordinator or admin of this incident can."
+        "Publish reports",
+        (
+            "You cannot publish reports here. "
+            "A reporter, reviewer, coordinator or admin of this incident can."
+        ),
     ),
     "reviews:write": Term(
-        "decide on checked reports", "A reviewer, coordinator or admin of this incident can."
+        "Decide on checked reports",
+        (
+            "You cannot decide on checked reports here. "
+            "A reviewer, coordinator or admin of this incident can."
+        ),
     ),
     "links:write": Term(
-        "decide whether two records are one person",
-        "A reviewer, coordinator or admin of this incident can.",
+        "Decide whether two records are one person",
+        (
+            "You cannot decide whether two records are one person here. "
+            "A reviewer, coordinator or admin of this incident can."
+        ),
     ),
     "alerts:write": Term(
-        "close or reopen alerts", "A reviewer, coordinator or admin of this incident can."
+        "Close or reopen alerts",
+        (
+            "You cannot close or reopen alerts here. "
+            "A reviewer, coordinator or admin of this incident can."
+        ),
     ),
     "checks:run": Term(
-        "run a new check with the model", "A reviewer, coordinator or admin of this incident can."
+        "Run a new check with the model",
+        (
+            "You cannot run a new check with the model here. "
+            "A reviewer, coordinator or admin of this incident can."
+        ),
     ),
     "incidents:write": Term(
-        "create incidents and change their settings", "An admin for every incident can."
+        "Create incidents and change their settings",
+        "You cannot create incidents or change their settings. An admin for every incident can.",
     ),
-    "pfif:read": Term("export the incident", "A coordinator or admin of this incident can."),
-    "pfif:write": Term("import lists", "A coordinator or admin of this incident can."),
-    "members:write": Term("manage members", "A coordinator or admin of this incident can."),
-    "demo:reset": Term("reset the demo", "A coordinator or admin can."),
-    "users:write": Term("manage accounts", "An admin for every incident can."),
-    "audit:read": Term("read the audit trail", "An admin for every incident can."),
+    "pfif:read": Term(
+        "Export the incident",
+        "You cannot export this incident. A coordinator or admin of this incident can.",
+    ),
+    "pfif:write": Term(
+        "Import lists",
+        "You cannot import lists here. A coordinator or admin of this incident can.",
+    ),
+    "members:write": Term(
+        "Manage members",
+        "You cannot manage this incident's members. A coordinator or admin of this incident can.",
+    ),
+    "demo:reset": Term(
+        "Reset the demo",
+        "You cannot reset the demo. A coordinator or admin can.",
+    ),
+    "users:write": Term(
+        "Manage accounts",
+        "You cannot manage accounts. An admin for every incident can.",
+    ),
+    "audit:read": Term(
+        "Read the audit trail",
+        "You cannot read the audit trail. An admin for every incident can.",
+    ),
 }
-
-# one line in place of a control the reader cannot use
-ONLY_WHO_CAN = "Only {who_can}: {sentence}"
-CANNOT = "You cannot {action} here. {who_can}"
 
 # --- publishing: what changed (the report page after Publish) ---------------------------
 
@@ -322,6 +360,5 @@ def sentence(table: str, code: str) -> str:
 
 
 def who_can(permission: str) -> str:
-    """One line where a control is hidden: what it does and who can use it."""
-    found = term("permission", permission)
-    return CANNOT.format(action=found.phrase, who_can=found.sentence)
+    """The one line shown where a control is hidden: that the reader cannot, and who can."""
+    return sentence("permission", permission)
