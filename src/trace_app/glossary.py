@@ -309,11 +309,22 @@ LINKED: dict[str, str] = {
     "same_pair": "Decision recorded: these records are now shown as one person.",
     "different": "Decision recorded: these are different people.",
     "undecided": "Decision withdrawn: the records are shown apart again.",
-    "alert_closed": (
+}
+
+# after "Same person": an alert the decision closed, by what the later report says
+LINKED_ALERT_CLOSED: dict[str, str] = {
+    "safe": (
         "The open alert for {name} (raised {raised}) was closed: a later report about the "
-        "same person says {status}."
+        "same person says they are safe."
     ),
-    "alert_reopened": "The alert for {name} (raised {raised}) is open again.",
+    "admitted": (
+        "The open alert for {name} (raised {raised}) was closed: a later report about the "
+        "same person says they were admitted to a hospital or shelter."
+    ),
+    "deceased": (
+        "The open alert for {name} (raised {raised}) was closed: a later report about the "
+        "same person says they have died."
+    ),
 }
 
 # --- times -------------------------------------------------------------------------------

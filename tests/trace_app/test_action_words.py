@@ -81,7 +81,7 @@ def test_a_same_person_decision_says_which_alert_closed_and_links_the_person(
     said = _text(page)
     assert "Decision recorded: these records are now shown as one person, Sunita Decided." in said
     assert "The open alert for Sunita Decided (raised 15 Jul" in said
-    assert "a later report about the same person says safe." in said
+    assert "a later report about the same person says they are safe." in said
     assert f'<a href="/people/{lost["person_id"]}">Sunita Decided</a>' in page
 
 

@@ -69,6 +69,7 @@ def test_every_code_shown_to_people_has_a_phrase_and_one_sentence() -> None:
     ]
     texts += [*glossary.NEEDS_REVIEW_REASONS.values(), *glossary.CHECK_OUTCOME.values()]
     texts += [*glossary.PUBLISHED.values(), *glossary.LINKED.values()]
+    texts += [*glossary.LINKED_ALERT_CLOSED.values()]
     for text in texts:
         assert "" not in _placeholders(text), text
 
