@@ -167,3 +167,21 @@ def test_a_contact_column_is_refused_with_words_not_dropped() -> None:
 
 def test_sizes_read_as_people_say_them() -> None:
     assert [human_size(n) for n in (95, 1536, 64 * 1024 * 1024)] == ["95 B", "1.5 kB", "64 MB"]
+
+
+def test_an_upload_with_a_phone_column_is_refused_beside_the_file(web: Any) -> None:
+    form = {
+        "csrf_token": csrf(web),
+        "incident_id": _incident_id(web),
+        "kind": "csv",
+        "source_name": "Camp 4 Desk",
+    }
+    data = b"full_name,age,phone\nAsha Rai,30,+977 1 555 0100\n"
+    refused = web.post("/import", data=form, files={"file": ("camp.csv", data)})
+    assert refused.status_code == 422
+    assert "contact column (phone)" in _field_error(refused.text, "file")
+    assert "64 MB" in refused.text  # the size limit, as people say it
+    unnamed = web.post(
+        "/import", data={**form, "source_name": ""}, files={"file": ("camp.csv", data)}
+    )
+    assert "Name the organisation" in _field_error(unnamed.text, "source_name")

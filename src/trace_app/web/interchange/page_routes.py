@@ -96,7 +96,10 @@ def _import_form(
     values: dict[str, str],
     error: str = "",
     status: int = 200,
+    field: str = "file",
 ) -> Response:
+    """The upload form; ``error`` is shown above it and beside ``field`` (``incident_id``,
+    ``kind``, ``source_name`` or ``file``)."""
     incidents = _choices(request, principal, Permission.PFIF_WRITE)
     return render(
         request,
@@ -105,6 +108,7 @@ def _import_form(
             "incidents": incidents,
             "values": values,
             "error": error,
+            "error_field": field if error else "",
             "kinds": list(ImportKind),
             "max_size": human_size(settings_of(request).pfif_max_bytes),
             "nav_incident": next((i for i in incidents if i.id == values.get("incident_id")), None),
@@ -140,14 +144,16 @@ async def upload(request: Request, access: Access = needs(Permission.PFIF_WRITE)
             return _error(request, "Not allowed", message, 403)
         file = form.get("file")
         if values["kind"] not in ImportKind._value2member_map_:
-            return _import_form(request, principal, values, "Choose what kind of file it is.", 422)
+            message = "Choose what kind of file it is."
+            return _import_form(request, principal, values, message, 422, "kind")
         kind = ImportKind(values["kind"])
         if not values["incident_id"]:
-            return _import_form(request, principal, values, "Choose the incident.", 422)
+            message = "Choose the incident."
+            return _import_form(request, principal, values, message, 422, "incident_id")
         authorize(principal, Permission.PFIF_WRITE, values["incident_id"])  # named by the form
         if kind is ImportKind.CSV and not values["source_name"].strip():
             message = "Name the organisation the shelter list comes from."
-            return _import_form(request, principal, values, message, 422)
+            return _import_form(request, principal, values, message, 422, "source_name")
         if not isinstance(file, UploadFile) or not file.filename:
             return _import_form(request, principal, values, "Choose a file to upload.", 422)
         try:  # what cannot be kept or imported is said on the form, beside what was chosen
