@@ -185,3 +185,18 @@ def test_an_upload_with_a_phone_column_is_refused_beside_the_file(web: Any) -> N
         "/import", data={**form, "source_name": ""}, files={"file": ("camp.csv", data)}
     )
     assert "Name the organisation" in _field_error(unnamed.text, "source_name")
+
+
+def test_the_account_page_names_its_incidents(sqlite_settings: Any) -> None:
+    app = create_app(sqlite_settings)
+    with signed_in(app) as admin:
+        incident_id = _incident_id(admin)
+    with signed_in(app, role="reviewer", incident_id=incident_id) as reviewer:
+        page = reviewer.get("/account").text
+        assert f'<a href="/incidents/{incident_id}/people">Flood Relief Demo</a>' in page
+        wrong = reviewer.post(
+            "/account/password",
+            data={"current": "x", "new": "a" * 12, "again": "b" * 12, "csrf_token": csrf(reviewer)},
+        )
+        assert wrong.status_code == 422 and "differ" in wrong.text
+    app.state.db.dispose()

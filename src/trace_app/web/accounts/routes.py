@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, RedirectResponse
+from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -26,6 +27,7 @@ from trace_app.accounts.principal import Principal
 from trace_app.domain import audit
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError
+from trace_app.store.models import Incident
 from trace_app.web.accounts.login_throttle import LoginThrottle
 from trace_app.web.accounts.schemas import MeOut
 from trace_app.web.auth import PUBLIC, client_address, settings_of, timeouts
@@ -149,8 +151,14 @@ def logout(request: Request, access: Access = SIGNED_IN) -> Response:
 
 
 @router.get("/account")
-def account_page(request: Request, _: Access = SIGNED_IN) -> Response:
-    return render(request, "account.html", {"done": request.query_params.get("changed") == "1"})
+def account_page(request: Request, access: Access = SIGNED_IN) -> Response:
+    """Who you are, your memberships (incidents by name) and the password form."""
+    ids = sorted(access.principal.incident_ids())
+    with open_session(request) as session:
+        rows = session.execute(select(Incident.id, Incident.name).where(Incident.id.in_(ids)))
+        names = {row[0]: row[1] for row in rows}
+    done = request.query_params.get("changed") == "1"
+    return render(request, "account.html", {"done": done, "incident_names": names})
 
 
 @router.post("/account/password")
