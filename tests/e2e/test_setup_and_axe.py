@@ -250,6 +250,6 @@ def test_an_admin_opens_an_incident_and_adds_a_member(
     tally.tap(page.get_by_role("button", name="Give the role"))
     page.wait_for_url("**/members?changed=*")
     row = page.locator("#members tr", has_text=member).first  # this incident's, then every
-    assert "reviewer" in row.inner_text()  # (the Members page is in the axe sweep)
+    assert "Reviewer" in row.inner_text()  # (the Members page is in the axe sweep)
     screenshot(page, f"task-{width}-members")
     _record(width, "create an incident and add a member", tally)
