@@ -273,7 +273,7 @@ def test_runs_saved_without_keys_get_them_on_the_next_read(
     assert len(_audits(database, "review.order")) == 1  # the probe finds nothing to do
     with database.sessions() as s:
         unset = select(func.count()).where(InvestigationRun.review_rank.is_(None))
-        assert s.scalar(unset) == 0
+        assert s.scalar(unset) == 0  # the awaiting ones (both are)
 
 
 def test_the_queue_holds_the_same_items_in_the_rules_order(

@@ -262,8 +262,8 @@ def _page(
 
 
 def set_queue_keys(session: Session, incident_id: str) -> int:
-    """Set the queue keys (``review_rank``, ``report_reported_at``) of the incident's runs
-    saved without them (before migration 0018, or by a process that never loaded
+    """Set the queue keys (``review_rank``, ``report_reported_at``) of the incident's
+    awaiting runs saved without them (before migration 0018, or by a process that never loaded
     :mod:`trace_app.domain.reviews`) and commit, audited as Trace's own
     ``review.order``. One indexed probe and nothing else when there are none."""
     unset = exists().where(
@@ -274,23 +274,20 @@ def set_queue_keys(session: Session, incident_id: str) -> int:
     if not session.scalar(select(unset)):
         return 0
     session.commit()
-    mine = Report.id == InvestigationRun.report_id
     age = func.coalesce(Report.person_age, Person.age)
     try:
         session.connection(execution_options=WRITE_TRANSACTION)
+        # one joined UPDATE (UPDATE ... FROM on both databases), not a lookup per run
         result = session.execute(
             update(InvestigationRun)
             .where(
                 InvestigationRun.incident_id == incident_id,
+                InvestigationRun.awaiting_review.is_(True),
                 InvestigationRun.review_rank.is_(None),
+                Report.id == InvestigationRun.report_id,
+                Person.id == Report.person_id,
             )
-            .values(
-                review_rank=select(reviews.age_rank_sql(age))
-                .join(Person, Person.id == Report.person_id)
-                .where(mine)
-                .scalar_subquery(),
-                report_reported_at=select(Report.reported_at).where(mine).scalar_subquery(),
-            ),
+            .values(review_rank=reviews.age_rank_sql(age), report_reported_at=Report.reported_at),
             execution_options={"synchronize_session": False},
         )
         count = int(getattr(result, "rowcount", 0) or 0)
