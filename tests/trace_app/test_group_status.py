@@ -27,14 +27,23 @@ def test_missing_then_safe_decided_same_is_safe_everywhere(
         Said(0, ClaimStatus.MISSING, 0, "Police Prop"),
         Said(1, ClaimStatus.SAFE, 60, "Camp Prop"),
         Decided((0, 1), LinkDecision.SAME),
+        # a second group, its newest claim older than the first group's: each group's own
+        Said(2, ClaimStatus.DECEASED, 5, "Police Prop"),
+        Said(3, ClaimStatus.SEEN, 10, "Relay Prop"),
+        Decided((2, 3), LinkDecision.SAME),
     ]
     incident_id, ids = publish(web.app, events, name=INCIDENT)
     people = f"/api/incidents/{incident_id}/people"
     assert web.get(people, params={"status": "missing"}).json()["items"] == []
     [found] = web.get(people, params={"status": "safe"}).json()["items"]
     assert found["id"] == min(ids[0], ids[1]) and found["group_status"]["status"] == "safe"
+    [seen] = web.get(people, params={"status": "seen"}).json()["items"]
+    assert seen["id"] == min(ids[2], ids[3]) and seen["group_status"]["status"] == "seen"
+    assert web.get(people, params={"status": "deceased"}).json()["items"] == []
     assert web.get(people, params={"alert": "open"}).json()["items"] == []
-    assert len(web.get(people, params={"alert": "closed"}).json()["items"]) == 1
+    assert [p["id"] for p in web.get(people, params={"alert": "closed"}).json()["items"]] == [
+        found["id"]
+    ]
     # the page: the group's status first, each report below as detail
     page = web.get(f"/incidents/{incident_id}/people").text
     status_line = page.split(f'id="status-{found["id"]}"', 1)[1].split("</p>", 1)[0]
@@ -65,7 +74,7 @@ def test_missing_then_safe_decided_same_is_safe_everywhere(
     monkeypatch.setattr(search, "search_results", bounded)
     page = web.get(f"/incidents/{incident_id}/people", params={"q": "prop"}).text
     said = page.split('id="search-result">', 1)[1].split("</p>", 1)[0]
-    assert said.startswith("2,345 or more people match; showing the best 3,"), said
+    assert said.startswith("2,345 or more people match; showing the best 2,"), said
 
 
 @pytest.mark.parametrize(

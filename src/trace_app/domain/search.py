@@ -43,9 +43,9 @@ from rapidfuzz.distance import OSA
 from sqlalchemy import ColumnElement, Select, case, exists, func, literal_column, select
 from sqlalchemy.orm import Session, aliased
 
+from trace_app.domain import status_rule
 from trace_app.domain.groups import collapse_to_groups
 from trace_app.domain.queries import Page, PersonListing, clamp_limit, person_listings
-from trace_app.domain.status_rule import group_status_sql
 from trace_app.domain.text import name_key
 from trace_app.store import name_index, word_index
 from trace_app.store.models import Alert, AlertState, Claim, Organization, Person, Report
@@ -150,7 +150,7 @@ def _filtered(
     )
     if status is not None:
         # the person's status, its linked group's (ADR 0160), as every page shows it
-        query = query.where(group_status_sql() == status)
+        query = query.where(status_rule.group_status_sql() == status)
     if alert is AlertFilter.OPEN:
         query = query.where(_group_alert(AlertState.OPEN))
     elif alert is AlertFilter.CLOSED:

@@ -175,11 +175,12 @@ def group_status_sql() -> ColumnElement[str]:
     ``people.group_id`` index, then their claims). Every record of a group has the same
     value, so a filter keeps or drops a group whole."""
     member = aliased(Person)
+    # correlated two levels down: the outer query's person, never a second FROM of people
+    records = select(member.id).where(member.group_id == Person.group_id).correlate(Person)
     grouped = (
         select(Claim.status)
         .join(Report, Report.id == Claim.report_id)
-        .join(member, member.id == Claim.person_id)
-        .where(member.group_id == Person.group_id)
+        .where(Claim.person_id.in_(records))
         .order_by(*_latest_first())
         .limit(1)
         .scalar_subquery()
