@@ -370,6 +370,9 @@ RESULT_KEYS = {
     "review",
     # issue 23: the card's headline in plain words ("Needs review", "Reviewed: ...")
     "headline",
+    # issue 40: the result in a volunteer's words, the one reason that applies
+    # ("Needs a person to check: ...", "Decided: ..."; docs/trace.md, "Words people read")
+    "summary",
 }
 CUE_KEYS = {"start", "end", "kind", "words", "language"}
 USAGE_KEYS = {"prompt_tokens", "completion_tokens", "estimated_tokens", "source"}
