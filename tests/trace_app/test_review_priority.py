@@ -281,13 +281,13 @@ def test_the_queue_holds_the_same_items_in_the_rules_order(
 ) -> None:
     """Generated: ages, missing and safe reports, runs; the order equals sorting by the rule."""
     rng = random.Random(40)
-    ages = [rng.choice([None, 3, 16, 30, 45, 70]) for _ in range(15)]
-    for n in range(40):
+    ages = [rng.choice([None, 3, 16, 30, 45, 70]) for _ in range(10)]
+    for n in range(26):
         status = rng.choice([ClaimStatus.SEEN, ClaimStatus.MISSING, ClaimStatus.SAFE])
         # a person's age is known from their first report or never (a record's unknown age
         # filled in later does not move runs saved before: docs/trace.md, "Reviews")
-        age = ages[n % 15] if n < 15 or rng.random() < 0.5 else None
-        report_id, _ = report(database, incident, f"Gen Person {n % 15}", n, age=age, status=status)
+        age = ages[n % 10] if n < 10 or rng.random() < 0.5 else None
+        report_id, _ = report(database, incident, f"Gen Person {n % 10}", n, age=age, status=status)
         if rng.random() < 0.8:
             save_run(database, report_id, minutes=rng.choice([0, 5, 30]))
     got = ids(database, incident)  # runs saved straight into the store: decided on this look
@@ -307,18 +307,16 @@ def test_the_queue_holds_the_same_items_in_the_rules_order(
             .where(InvestigationRun.awaiting_review.is_(True), Report.incident_id == incident)
         ).all()
         runs = {r.report_id: r.id for r in s.scalars(select(InvestigationRun))}
-    expected = sorted(
-        rows,
-        key=lambda r: (
-            reviews.priority(r.person_id in open_people, reviews.age_rank(r.age)),
-            r.reported_at,
-            runs[r.id],
-        ),
-    )
+
+    def rank(r: Any) -> Priority:
+        return reviews.priority(r.person_id in open_people, reviews.age_rank(r.age))
+
+    expected = sorted(rows, key=lambda r: (rank(r), r.reported_at, runs[r.id]))
+    assert len({rank(r) for r in expected}) == 4  # every lane has some
     assert got == [r.id for r in expected], [
         (r.id[-4:], r.person_id in open_people, r.age, r.reported_at.minute) for r in expected
     ]
-    assert len(expected) > 10
+    assert len(expected) > 8
 
 
 def test_a_viewer_reads_the_queue_without_its_controls(
