@@ -62,7 +62,8 @@ def test_a_person_decides_on_the_reviews_page(
         "Needs review",
         "Reviewed: first-hand confirmed",
     )
-    shown = ("review", "headline")  # the decision shows; the saved run is unchanged
+    assert after["summary"] == "Decided: First-hand confirmed"  # in words (issue 40)
+    shown = ("review", "headline", "summary")  # the decision shows; the saved run is unchanged
     assert {k: v for k, v in after.items() if k not in shown} == {
         k: v for k, v in run_before.items() if k not in shown
     }
