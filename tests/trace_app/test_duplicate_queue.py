@@ -190,7 +190,7 @@ def test_the_queue_page_and_api_show_pairs_and_take_a_decision(web: TestClient) 
         },
     )
     assert decided.status_code == 303
-    assert decided.headers["location"].endswith("duplicates?page=1&decided=different")
+    assert "duplicates?page=1&decided=different&person=" in decided.headers["location"]
     after = web.get(f"/api/incidents/{incident_id}/duplicates").json()
     assert after["total"] == api["total"] - 1
     # bad input: a typed refusal, nothing recorded
@@ -301,3 +301,35 @@ def test_every_reason_reaches_the_queue_as_on_person_pages(database: Database) -
     assert pairs == offered
     assert {"same_name", "invisible_characters", "confusable_characters"} <= codes
     assert {"transliteration", "close_spelling"} <= codes
+
+
+def test_a_same_person_decision_says_which_alert_closed_and_links_the_person(
+    web: TestClient,
+) -> None:
+    incident_id = next(
+        i["id"]
+        for i in web.get("/api/incidents").json()["items"]
+        if i["name"] == "Flood Relief Demo"
+    )
+    _two_spellings(web, incident_id)
+    pair = next(
+        p
+        for p in web.get(f"/api/incidents/{incident_id}/duplicates").json()["items"]
+        if {p["first"]["name"], p["second"]["name"]} == {"Bishnu Shrestha", "Bishnu Shresta"}
+    )
+    missing = next(s for s in (pair["first"], pair["second"]) if s["name"] == "Bishnu Shrestha")
+    safe = pair["second"] if pair["first"] is missing else pair["first"]
+    decided = web.post(
+        f"/incidents/{incident_id}/duplicates/decisions",
+        data={
+            "csrf_token": csrf(web),
+            "person_id": missing["person_id"],
+            "other_person_id": safe["person_id"],
+            "decision": "same",
+            "note": "same age, same village",
+        },
+        follow_redirects=True,
+    )
+    notice = decided.text.split('id="pair-decided"')[1].split("</div>")[0]
+    assert f'href="/people/{missing["person_id"]}"' in notice
+    assert 'class="alert-closed-by-decision"' in notice and "Bishnu Shrestha" in notice

@@ -25,6 +25,7 @@ from fastapi.security import APIKeyCookie, HTTPBearer
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
+from trace_app import glossary
 from trace_app.accounts import identify
 from trace_app.accounts import sessions as web_sessions
 from trace_app.accounts.permissions import Permission
@@ -124,9 +125,11 @@ PUBLIC: Any = Depends(_mark(_public, PUBLIC_MARK))
 
 
 def refusal_message(principal: Principal, permission: Permission) -> str:
+    """Why a signed-in principal is refused, in words: who can (the glossary's line); a
+    token names the scope it lacks, which its owner chose."""
     if principal.scopes is not None and permission not in principal.scopes:
         return f"This token's scopes do not include {permission.value}."
-    return f"Your role does not allow this ({permission.value} is needed)."
+    return glossary.who_can(permission.value)
 
 
 def authorize(

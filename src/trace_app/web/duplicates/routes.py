@@ -16,6 +16,7 @@ page says so (409) and points to the person pages, the API answers 409
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import Query, Request
 from fastapi.responses import RedirectResponse
@@ -24,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.domain import queries
+from trace_app.domain import outcomes, queries
 from trace_app.domain.duplicate_queue import (
     DUPLICATES_PER_PAGE,
     duplicates_page,
@@ -95,6 +96,7 @@ def duplicates(
         "nav_incident": incident,
         "decided": request.query_params.get("decided", ""),
         "may_decide": access.principal.can(Permission.LINKS_WRITE, incident_id),
+        **_decided_person(session, incident_id, request.query_params.get("person", "")),
     }
     too_many = queue_refusal(session, incident_id)
     if too_many is not None:  # the page itself says why, with the way around it
@@ -112,6 +114,18 @@ async def decide_pair(
     values = {name: submitted.get(name, "") for name in names}
     texts = {name: value if isinstance(value, str) else "" for name, value in values.items()}
     return await run_in_threadpool(_decide_pair, request, access, incident_id, texts)
+
+
+def _decided_person(session: Session, incident_id: str, person_id: str) -> dict[str, object]:
+    """After a decision: the person it was recorded on (a link on the page) and the alerts a
+    "same person" decision closed; nothing for an id that is not this incident's."""
+    person = session.get(Person, person_id) if person_id else None
+    if person is None or person.incident_id != incident_id:
+        return {}
+    return {
+        "decided_person": person,
+        "closed_by_decision": outcomes.closed_by_latest_decision(session, person.id),
+    }
 
 
 class NotOfThisIncident(NotFoundError):
@@ -141,6 +155,7 @@ def _decide_pair(
         )
     number = page_number(values["page"]) or 1
     return RedirectResponse(
-        f"/incidents/{incident_id}/duplicates?page={number}&decided={decision.value}",
+        f"/incidents/{incident_id}/duplicates?page={number}&decided={decision.value}"
+        f"&person={quote(values['person_id'])}",
         status_code=303,
     )
