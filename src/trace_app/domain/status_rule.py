@@ -173,7 +173,13 @@ def group_status_sql() -> ColumnElement[str]:
     any record of its group (a record alone: its own newest claim, read exactly as
     :func:`record_status_sql`; a record in a group: the group's records through the
     ``people.group_id`` index, then their claims). Every record of a group has the same
-    value, so a filter keeps or drops a group whole."""
+    value, so a filter keeps or drops a group whole. Built once, as the People page's
+    statements are."""
+    return _GROUP_STATUS
+
+
+def _group_status_sql() -> ColumnElement[str]:
+    # the expression group_status_sql describes
     member = aliased(Person)
     # correlated two levels down: the outer query's person, never a second FROM of people
     records = select(member.id).where(member.group_id == Person.group_id).correlate(Person)
@@ -186,3 +192,6 @@ def group_status_sql() -> ColumnElement[str]:
         .scalar_subquery()
     )
     return case((Person.group_id.is_(None), record_status_sql()), else_=grouped)
+
+
+_GROUP_STATUS = _group_status_sql()
