@@ -3,7 +3,7 @@ filter it replaced (each record's own latest claim), at 100,000 people, in the s
 
 The corpus is ``many_people``'s generated names (``--people``, default 100,000) in one
 incident; each person gets 1 to 3 claims (a report each, statuses drawn at random, from
-four sources), and one person in ten is in a linked group of two or three records
+four sources), and one record in ten (``--grouped``) is in a linked group of two or three
 (``people.group_id`` written as the decisions would). Each measured call is
 :func:`trace_app.domain.search.search_results`, once with the group's status (today's
 code) and once with the old expression swapped in, alternating round by round so that
@@ -11,7 +11,7 @@ both see the same load; then the filter's SQL alone (a count of the filtered peo
 Prints each median and the ratio group / record; the target is at most 1.2x.
 
     .venv/bin/python bench/bench_group_status_filter.py [--people 100000] [--rounds 15]
-        [--db sqlite,postgres] [--analyze] [--with-query-only]
+        [--db sqlite,postgres] [--analyze] [--with-query-only] [--grouped 0.1]
         [--pg-url postgresql+psycopg://postgres@127.0.0.1:5432/test]
 """
 
@@ -80,7 +80,7 @@ def database(kind: str, pg_url: str) -> Iterator[Database]:
 
 
 def add_claims_and_groups(
-    db: Database, incident_id: str, seed: int = 11, analyze: bool = False
+    db: Database, incident_id: str, seed: int = 11, analyze: bool = False, share: float = 0.1
 ) -> tuple[int, int]:
     """1-3 claims a person and groups of 2-3 records for one person in ten; returns the
     counts of claims and grouped records."""
@@ -153,7 +153,7 @@ def add_claims_and_groups(
         shuffled = list(ids)
         rng.shuffle(shuffled)
         taken = 0
-        while grouped < len(ids) // 10:
+        while grouped < len(ids) * share:
             size = rng.randint(2, 3)
             members = sorted(shuffled[taken : taken + size])
             taken += size
@@ -193,11 +193,12 @@ def measure(
     pg_url: str,
     analyze: bool,
     cases: list[tuple[str, str]],
+    share: float = 0.1,
 ) -> None:
     with database(kind, pg_url) as db:
         started = time.perf_counter()
         incident_id = many_people.fill(db.engine, people, analyze=False)
-        claims, grouped = add_claims_and_groups(db, incident_id, analyze=analyze)
+        claims, grouped = add_claims_and_groups(db, incident_id, analyze=analyze, share=share)
         print(
             f"{kind}: {people:,} people, {claims:,} claims, {grouped:,} records in groups, "
             f"written in {time.perf_counter() - started:.0f} s"
@@ -264,6 +265,9 @@ def main() -> None:
     parser.add_argument("--pg-url", default=many_people.DEFAULT_PG)
     parser.add_argument("--analyze", action="store_true", help="SQLite: gather statistics")
     parser.add_argument(
+        "--grouped", type=float, default=0.1, help="the share of records in linked groups"
+    )
+    parser.add_argument(
         "--with-query-only",
         action="store_true",
         help="only the searches with a name (the filter alone reads every person: seconds)",
@@ -271,7 +275,7 @@ def main() -> None:
     args = parser.parse_args()
     for kind in args.db.split(","):
         cases = [c for c in CASES if c[0]] if args.with_query_only else list(CASES)
-        measure(kind, args.people, args.rounds, args.pg_url, args.analyze, cases)
+        measure(kind, args.people, args.rounds, args.pg_url, args.analyze, cases, args.grouped)
 
 
 if __name__ == "__main__":
