@@ -59,6 +59,7 @@ def refusal_of(action: Callable[[], T]) -> tuple[T | None, TraceError | None]:
     except TraceError as exc:
         return None, exc
 
+
 # More for the API's answer of some errors than ``detail`` and ``code`` (a refused
 # import's summary): registered by the feature that knows the shape (:func:`answers_with`).
 _DETAILS: dict[type[TraceError], Callable[[Any], dict[str, Any]]] = {}

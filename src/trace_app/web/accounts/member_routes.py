@@ -42,6 +42,7 @@ from trace_app.store.account_models import EVERY_INCIDENT, Membership, User
 from trace_app.web.accounts.schemas import MemberIn, MemberList, MemberOut, RemoveIn, UserName
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, ValidationErrorOut, plain
+from trace_app.web.failures import refusal_of
 from trace_app.web.gate import Access, gated_router, in_incident
 from trace_app.web.params import IncidentId
 
@@ -273,15 +274,15 @@ def _member_from_form(request: Request, access: Access, values: dict[str, str]) 
         if not users.USER_NAME.fullmatch(user_name):
             errors = {"user": "Type the name the person signs in with, e.g. asha.rai."}
             return _members_page(request, session, access, values, errors, 422)
-        try:
-            _grant(session, access, access.incident, user_name, data)
-        except TraceError as exc:  # shown beside its field; nothing was changed
-            session.rollback()
-            if isinstance(exc, RefusedError):  # still on the audit trail (rate-limited)
-                request.app.state.refusal_audit.record(request, exc)
-            errors = {getattr(exc, FORM_FIELD, None) or "user": str(exc)}
-            return _members_page(request, session, access, values, errors, exc.http_status)
-        session.commit()
+        _, refusal = refusal_of(lambda: _grant(session, access, access.incident, user_name, data))
+        if refusal is None:
+            session.commit()
+    if refusal is not None:  # shown beside its field; the session above closed unsaved
+        if isinstance(refusal, RefusedError):  # still on the audit trail (rate-limited)
+            request.app.state.refusal_audit.record(request, refusal)
+        errors = {getattr(refusal, FORM_FIELD, None) or "user": str(refusal)}
+        with open_session(request) as session:
+            return _members_page(request, session, access, values, errors, refusal.http_status)
     query = urlencode({"changed": user_name})
     return RedirectResponse(
         f"/incidents/{quote(access.incident)}/members?{query}#members", status_code=303

@@ -26,13 +26,13 @@ from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import audit
 from trace_app.domain.audit import Actor
-from trace_app.domain.errors import InvalidInputError
 from trace_app.store.models import Incident
 from trace_app.web.accounts.login_throttle import LoginThrottle
 from trace_app.web.accounts.schemas import MeOut
 from trace_app.web.auth import PUBLIC, client_address, settings_of, timeouts
 from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
+from trace_app.web.failures import refusal_of
 from trace_app.web.gate import SIGNED_IN, Access, gated_router, needs
 
 router = gated_router(include_in_schema=False)
@@ -207,10 +207,11 @@ def _change_password(
             )
             session.commit()
             return refuse("The current password is wrong.", 422)
-        try:
-            users.set_password(session, principal.actor, user, new, keep_session=keep)
-        except InvalidInputError as exc:  # shown on the form; the session closes unsaved
-            return refuse(str(exc), 422)
+        _, refusal = refusal_of(
+            lambda: users.set_password(session, principal.actor, user, new, keep_session=keep)
+        )
+        if refusal is not None:  # shown on the form; the session closes unsaved
+            return refuse(str(refusal), refusal.http_status)
         session.commit()
     return RedirectResponse("/account?changed=1", status_code=303)
 

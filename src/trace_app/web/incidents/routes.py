@@ -22,7 +22,7 @@ from trace_app import demo_reset
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
-from trace_app.domain.incidents import IncidentInputError, create_incident, set_time_zone
+from trace_app.domain.incidents import create_incident, set_time_zone
 from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, TIME_ZONE_EXAMPLE
 from trace_app.web.auth import authorize
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, UNIT_OF_WORK, is_demo, open_session, render
@@ -31,6 +31,7 @@ from trace_app.web.errors import (
     ErrorOut,
     ValidationErrorOut,
 )
+from trace_app.web.failures import refusal_of
 from trace_app.web.gate import Access, gated_router, in_incident, needs
 from trace_app.web.incidents.schemas import (
     IncidentIn,
@@ -201,16 +202,19 @@ def _create_from_form(request: Request, access: Access, values: dict[str, str]) 
     """Opens the incident and goes on to its members (no one works on it yet)."""
     authorize(access.principal, Permission.INCIDENTS_WRITE, None)  # server-wide
     with open_session(request) as session:
-        try:
-            incident = create_incident(
+        incident, refusal = refusal_of(
+            lambda: create_incident(
                 session,
                 values["name"],
                 values["description"],
                 time_zone=values["time_zone"],
                 actor=access.actor,
             )
-        except IncidentInputError as exc:  # shown beside its field; nothing was added
-            return _incident_form(request, values, {exc.field: str(exc)}, 422)
+        )
+        if incident is None:  # shown beside its field; nothing was added
+            assert refusal is not None
+            field = getattr(refusal, "field", "name")
+            return _incident_form(request, values, {field: str(refusal)}, refusal.http_status)
         session.commit()
         incident_id = incident.id
     return RedirectResponse(f"/incidents/{quote(incident_id)}/members?created=1", status_code=303)
@@ -329,12 +333,16 @@ def _set_from_form(request: Request, access: Access, incident_id: str, zone: str
     """Sets the zone and goes back to the People page; a zone Trace does not know is shown
     beside the list of zones (422), and nothing changes."""
     with open_session(request) as session:
-        try:
-            set_time_zone(session, incident_id, zone, actor=access.actor)
-        except IncidentInputError as exc:
-            session.rollback()
-            return _time_zone_page(request, session, incident_id, zone, str(exc), 422)
-        session.commit()
+        _, refusal = refusal_of(
+            lambda: set_time_zone(session, incident_id, zone, actor=access.actor)
+        )
+        if refusal is None:
+            session.commit()
+    if refusal is not None:  # beside the list of zones; the session above closed unsaved
+        with open_session(request) as session:
+            return _time_zone_page(
+                request, session, incident_id, zone, str(refusal), refusal.http_status
+            )
     return RedirectResponse(
         f"/incidents/{quote(incident_id)}/people?time_zone_set=1", status_code=303
     )

@@ -40,7 +40,7 @@ from trace_app.interchange.shelter_csv import human_size
 from trace_app.store.models import Incident
 from trace_app.web.auth import authorize, settings_of
 from trace_app.web.deps import open_session, render
-from trace_app.web.failures import failing_as
+from trace_app.web.failures import failing_as, refusal_of
 from trace_app.web.gate import Access, custom, gated_router, needs
 from trace_app.web.interchange.exports import import_turn, stream_export
 from trace_app.web.interchange.pending_imports import (
@@ -156,21 +156,29 @@ async def upload(request: Request, access: Access = needs(Permission.PFIF_WRITE)
             return _import_form(request, principal, values, message, 422, "source_name")
         if not isinstance(file, UploadFile) or not file.filename:
             return _import_form(request, principal, values, "Choose a file to upload.", 422)
-        try:  # what cannot be kept or imported is said on the form, beside what was chosen
-            pending = await run_in_threadpool(
-                _uploads(request).store,
+        upload = file.file
+        filename = Path(file.filename).name[:200]
+
+        def keep_and_preview() -> PendingImport:
+            pending = _uploads(request).store(
                 _owner(request, principal),
-                file.file,
+                upload,
                 max_bytes=settings_of(request).pfif_max_bytes,
                 incident_id=values["incident_id"],
                 kind=kind.value,
                 source_name=values["source_name"].strip(),
-                filename=Path(file.filename).name[:200],
+                filename=filename,
             )
-            async with import_turn(request):
-                await run_in_threadpool(_preview, request, principal, pending)
-        except TraceError as exc:
-            return _import_form(request, principal, values, _upload_problem(exc), exc.http_status)
+            _preview(request, principal, pending)
+            return pending
+
+        async with import_turn(request):
+            pending, refusal = await run_in_threadpool(refusal_of, keep_and_preview)
+    if pending is None:  # what cannot be kept or imported is said on the form
+        assert refusal is not None
+        return _import_form(
+            request, principal, values, _upload_problem(refusal), refusal.http_status
+        )
     return RedirectResponse(f"/import/{pending.token}", status_code=303)
 
 
@@ -323,8 +331,8 @@ def _confirm(request: Request, principal: Principal, pending: PendingImport) -> 
     stream = uploads.open_data(pending)  # an UploadChangedError discards it first
     failing_as(request, "Nothing was imported")
     with stream, open_session(request) as session:
-        try:
-            outcome = import_runs.confirm_import(
+        outcome, refusal = refusal_of(
+            lambda: import_runs.confirm_import(
                 session,
                 _request(pending, principal, skip_invalid=skip),
                 stream,
@@ -333,12 +341,16 @@ def _confirm(request: Request, principal: Principal, pending: PendingImport) -> 
                 max_bytes=settings.pfif_max_bytes,
                 actor=principal.actor,
             )
-        except ImportChangedError as exc:  # the preview page shows what it would do now
-            pending.preview = _shown(exc.outcome)
-            pending.counts = list(import_runs.counts(exc.outcome.summary))
-            pending.changed = True
-            uploads.save(pending)
-            return RedirectResponse(f"/import/{quote(pending.token)}", status_code=303)
+        )
+    if isinstance(refusal, ImportChangedError):  # the preview page shows what it would do now
+        pending.preview = _shown(refusal.outcome)
+        pending.counts = list(import_runs.counts(refusal.outcome.summary))
+        pending.changed = True
+        uploads.save(pending)
+        return RedirectResponse(f"/import/{quote(pending.token)}", status_code=303)
+    if outcome is None:
+        assert refusal is not None
+        raise refusal
     pending.state = "imported"
     pending.changed = False
     pending.result = _shown(outcome)

@@ -62,7 +62,7 @@ from trace_app.web.auth import authorize
 from trace_app.web.deps import open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut, validation_body
 from trace_app.web.evidence_view import check_outcome, result_headline, result_summary
-from trace_app.web.failures import failing_as
+from trace_app.web.failures import failing_as, refusal_of
 from trace_app.web.gate import Access, gated_router, needs, on_record
 from trace_app.web.params import ReportId
 from trace_app.web.reviews.cards import current_review, review_card_context, review_json
@@ -197,12 +197,11 @@ async def investigate_form(
             f"The passphrase is longer than {MAX_PASSPHRASE_CHARACTERS} characters."
         )
     htmx = request.headers.get("hx-request") == "true"
-    try:
-        _may_check(access, passphrase)
-    except RefusedError as exc:  # shown beside the button it came from (ADR 0120)
+    _, refused = refusal_of(lambda: _may_check(access, passphrase))
+    if isinstance(refused, RefusedError):  # shown beside the button it came from (ADR 0120)
         if not htmx:
-            raise
-        return await run_in_threadpool(_refused_fragment, request, exc)
+            raise refused
+        return await run_in_threadpool(_refused_fragment, request, refused)
     refusal = _throttled(request, passphrase)
     if refusal is not None:
         headers = {"Retry-After": str(refusal.retry_after_s)}

@@ -16,7 +16,7 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from trace_app.demo.data import HOSPITAL_EXAMPLE, DemoReport
-from trace_app.domain.errors import EMPTY_REPORT_MESSAGE, TraceError
+from trace_app.domain.errors import EMPTY_REPORT_MESSAGE, InvalidInputError, TraceError
 from trace_app.domain.publish import MAX_AGE, PublishReportInput
 from trace_app.domain.time_zones import local_to_utc, utc_to_local_input
 from trace_app.store.models import ClaimStatus
@@ -49,10 +49,12 @@ AGE_MESSAGE = f"Age must be a whole number from 0 to {MAX_AGE}."
 STATUS_MESSAGE = "Choose what the report says about the person: " + ", ".join(STATUSES) + "."
 
 
-class FormError(ValueError):
-    """The form's values cannot become a :class:`PublishReportInput`.
+class FormError(InvalidInputError):
+    """The form's values cannot become a :class:`PublishReportInput` (one of the domain's
+    refusals, 422). ``fields`` maps a form field to its message; ``messages`` lists them
+    all once."""
 
-    ``fields`` maps a form field to its message; ``messages`` lists them all once."""
+    code = "invalid_form"
 
     def __init__(self, fields: dict[str, str], general: list[str] | None = None) -> None:
         self.fields = fields

@@ -23,15 +23,15 @@ from starlette.responses import Response
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
-from trace_app.domain.errors import NotFoundError, PublishError
 from trace_app.domain.publish import publish_and_commit
 from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, format_local
 from trace_app.store.models import Incident, Person
 from trace_app.store.types import utc_now
 from trace_app.web.auth import authorize, reporting_organization
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
+from trace_app.web.failures import refusal_of
 from trace_app.web.gate import Access, gated_router, needs, on_query_record
-from trace_app.web.reports.forms import STATUSES, FormError, ReportForm
+from trace_app.web.reports.forms import STATUSES, ReportForm
 
 router = gated_router(include_in_schema=False)
 
@@ -157,9 +157,11 @@ def _publish_form(
     with open_session(request) as check:  # a short read: the publish's write starts clean
         incident = check.get(Incident, form.incident_id) if form.incident_id else None
         zone = incident.time_zone if incident is not None else DEFAULT_TIME_ZONE
-    try:
-        report = publish_and_commit(session, form.to_input(zone), actor=principal.actor)
-    except (FormError, PublishError, NotFoundError) as exc:  # shown beside its field
-        form.refuse(exc)  # publish_and_commit has rolled back; nothing was saved
-        return _form_page(request, session, principal, form, 422)
+    report, refusal = refusal_of(
+        lambda: publish_and_commit(session, form.to_input(zone), actor=principal.actor)
+    )
+    if report is None:  # shown beside its field; publish_and_commit rolled back
+        assert refusal is not None
+        form.refuse(refusal)
+        return _form_page(request, session, principal, form, 422)  # the form, shown again
     return RedirectResponse(f"/reports/{report.id}?published=1", status_code=303)
