@@ -38,7 +38,7 @@ from trace_app.investigation.review_queue import REASON_WORDS, QueueFilter, Revi
 from trace_app.store.models import Report
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
 from trace_app.web.errors import COMMON_RESPONSES, ErrorOut
-from trace_app.web.failures import failing_as
+from trace_app.web.failures import failing_as, refusal_of
 from trace_app.web.gate import Access, gated_router, in_incident, on_record
 from trace_app.web.paging import MAX_PAGE_NUMBER, page_number_or_refuse
 from trace_app.web.params import IncidentId, Limit, Offset, ReportId
@@ -293,15 +293,21 @@ def _review_form(
 ) -> Response:
     failing_as(request, "Decision not recorded")
     with open_session(request) as session:
-        try:
-            row = review_queue.decide(
+        row, refusal = refusal_of(
+            lambda: review_queue.decide(
                 session, report_id, reviews.parse_value(value), note, actor=access.actor
             )
-        except InvalidInputError as exc:  # shown beside the queue's card, unless from a report
-            if back == "report" or isinstance(exc, ReviewRefusedError):
-                raise
-            refused = {"report_id": report_id, "message": str(exc), "decision": value, "note": note}
-            return _reviews_page(request, access, number, refused, 422)
+        )
+    if row is None:
+        assert refusal is not None
+        shown_on_card = isinstance(refusal, InvalidInputError) and not isinstance(
+            refusal, ReviewRefusedError
+        )
+        if back == "report" or not shown_on_card:
+            raise refusal
+        # shown beside the queue's card it came from
+        refused = {"report_id": report_id, "message": str(refusal), "decision": value}
+        return _reviews_page(request, access, number, refused | {"note": note}, 422)
     if back == "report":
         return RedirectResponse(
             f"/reports/{quote(row.report_id)}?reviewed=1#review-decision", status_code=303
