@@ -5,8 +5,8 @@ Writes ``--people`` generated people (default 100,000; ``many_people``) into one
 incident, then times, as medians over ``--rounds``, the page at ``--depth`` of the list
 (default 0.9: page 1,801 of 2,000 at 50 a page) read both ways, and the first page:
 
-- the whole page function (``queries.people_page`` with an offset, against
-  ``queries.people_page_after`` with the cursor of the page before): the exact total
+- the whole page function (``people_queries.people_page`` with an offset, against
+  ``people_queries.people_page_after`` with the cursor of the page before): the exact total
   (``count(*)``), the rows, the groups and the claims;
 - the rows statement alone (OFFSET against the range after the cursor), which is what
   keyset paging changes; the total is counted the same way by both.
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import many_people
 from timing import median_ms
-from trace_app.domain import people_cursor, queries
+from trace_app.domain import people_cursor, people_queries, queries
 from trace_app.store.db import Database, make_engine, migrate
 
 LIMIT = queries.PEOPLE_PER_PAGE
@@ -65,12 +65,12 @@ def main() -> None:
         print(f"{args.db}: {args.people:,} people written in {time.perf_counter() - started:.0f} s")
         deep = int(args.people * args.depth) // LIMIT * LIMIT
         with db.sessions() as s:
-            before = queries.people_page(s, incident_id, offset=deep - LIMIT, limit=LIMIT)
+            before = people_queries.people_page(s, incident_id, offset=deep - LIMIT, limit=LIMIT)
             after = before.next_after
             assert after is not None
             cursor = people_cursor.decode(after)
-            by_offset = queries.people_page(s, incident_id, offset=deep, limit=LIMIT)
-            by_key = queries.people_page_after(s, incident_id, after=after, limit=LIMIT)
+            by_offset = people_queries.people_page(s, incident_id, offset=deep, limit=LIMIT)
+            by_key = people_queries.people_page_after(s, incident_id, after=after, limit=LIMIT)
             assert [p.id for p in by_offset.items] == [p.id for p in by_key.items]
             assert by_key.offset == deep and len(by_key.items) == LIMIT
             offset_rows = {"incident_id": incident_id, "offset": deep, "limit": LIMIT + 1}
@@ -83,24 +83,26 @@ def main() -> None:
             count = {"incident_id": incident_id}
             timings = {
                 "first page (page function)": median_ms(
-                    lambda: queries.people_page(s, incident_id, limit=LIMIT), args.rounds
+                    lambda: people_queries.people_page(s, incident_id, limit=LIMIT), args.rounds
                 ),
                 "deep page, OFFSET (page function)": median_ms(
-                    lambda: queries.people_page(s, incident_id, offset=deep, limit=LIMIT),
+                    lambda: people_queries.people_page(s, incident_id, offset=deep, limit=LIMIT),
                     args.rounds,
                 ),
                 "deep page, keyset (page function)": median_ms(
-                    lambda: queries.people_page_after(s, incident_id, after=after, limit=LIMIT),
+                    lambda: people_queries.people_page_after(
+                        s, incident_id, after=after, limit=LIMIT
+                    ),
                     args.rounds,
                 ),
                 "deep page, OFFSET (rows statement)": median_ms(
-                    lambda: s.execute(queries._PEOPLE_ROWS, offset_rows).all(), args.rounds
+                    lambda: s.execute(people_queries._PEOPLE_ROWS, offset_rows).all(), args.rounds
                 ),
                 "deep page, keyset (rows statement)": median_ms(
-                    lambda: s.execute(queries._PEOPLE_AFTER, key_rows).all(), args.rounds
+                    lambda: s.execute(people_queries._PEOPLE_AFTER, key_rows).all(), args.rounds
                 ),
                 "exact total (count statement)": median_ms(
-                    lambda: s.scalar(queries._COUNT_PEOPLE, count), args.rounds
+                    lambda: s.scalar(people_queries._COUNT_PEOPLE, count), args.rounds
                 ),
             }
     page = deep // LIMIT + 1

@@ -10,7 +10,7 @@ import pytest
 from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import select
 
-from trace_app.domain import alert_actions, queries, search
+from trace_app.domain import alert_actions, alert_queries, people_queries, queries, search
 from trace_app.domain.errors import AlertClosedError, InvalidInputError
 from trace_app.domain.links import decide_link
 from trace_app.domain.person_view import person_detail
@@ -71,9 +71,9 @@ def decide(database: Database, a: str, b: str, decision: LinkDecision) -> None:
         decide_link(s, a, b, decision, "checked with the family", actor=TEST_OPERATOR)
 
 
-def open_alerts(database: Database, incident_id: str) -> list[queries.AlertListing]:
+def open_alerts(database: Database, incident_id: str) -> list[alert_queries.AlertListing]:
     with database.sessions() as s:
-        return queries.open_alerts(s, incident_id, limit=500).items
+        return alert_queries.open_alerts(s, incident_id, limit=500).items
 
 
 def status_of(database: Database, person_id: str) -> ClaimStatus | None:
@@ -169,7 +169,7 @@ def test_linking_two_open_alerts_leaves_one_and_the_undo_two(database: Database)
     with database.sessions() as s:
         [summary] = [x for x in queries.list_incidents(s) if x.incident.id == incident_id]
         assert summary.open_alerts == 2 and summary.people == 2  # counted as people
-        listed = queries.people_page(s, incident_id)
+        listed = people_queries.people_page(s, incident_id)
         assert listed.total == 2 and len(listed.items) == 2
         group_row = next(p for p in listed.items if p.id == min(a, b))
         assert len(group_row.claims) == 2 and len(group_row.other_names) == 1

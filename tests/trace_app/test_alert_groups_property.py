@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from trace_app.domain import queries
+from trace_app.domain import alert_queries
 from trace_app.domain.links import decide_link
 from trace_app.domain.person_view import person_detail
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
@@ -135,7 +135,7 @@ def replay(events: list[Event], folder: Path) -> tuple[object, ...]:
             status = detail.combined_status
             statuses[name_of[pid]] = (status.status, summary_of.get(status.claim_id or ""))
         alerts = set()
-        for alert in queries.open_alerts(s, incident.id, limit=500).items:
+        for alert in alert_queries.open_alerts(s, incident.id, limit=500).items:
             group = next(g for g in groups if alert.person_name in g)
             alerts.add((group, alert.source, tuple(sorted(alert.other_sources))))
         summaries = sorted(s.scalars(select(Report.summary).join(Claim)).all())

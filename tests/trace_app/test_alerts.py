@@ -12,7 +12,7 @@ from accounts_helpers import TEST_OPERATOR, csrf, member_of
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from trace_app.domain import alert_actions, alerts, queries
+from trace_app.domain import alert_actions, alert_queries, alerts
 from trace_app.domain.errors import AlertClosedError, InvalidInputError, NotFoundError
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
 from trace_app.store.db import Database
@@ -143,8 +143,8 @@ def test_after_reset_no_open_alert_for_a_person_whose_latest_claim_closes_it(
             select(Report).where(Report.incident_id == seeded).order_by(Report.reported_at)
         ).all()
         latest = {r.person_id: r.status for r in reports}
-        open_people = {a.person_id for a in queries.open_alerts(s, seeded, limit=500).items}
-        closed = queries.alerts_page(s, seeded, state=AlertState.CLOSED, limit=500)
+        open_people = {a.person_id for a in alert_queries.open_alerts(s, seeded, limit=500).items}
+        closed = alert_queries.alerts_page(s, seeded, state=AlertState.CLOSED, limit=500)
     closing = {s.value for s in alerts.CLOSING_STATUSES}
     assert not any(latest[p] in closing for p in open_people)
     assert all(latest[p] == "missing" for p in open_people)

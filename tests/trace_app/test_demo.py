@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from trace_app import demo_reset
 from trace_app.cli import app as cli
 from trace_app.demo import data, seed
-from trace_app.domain import publish_report, queries
+from trace_app.domain import publish_report, queries, report_queries
 from trace_app.domain.fingerprints import incident_fingerprint, report_content
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database
@@ -40,7 +40,7 @@ def test_seed_content(database: Database, seeded: str) -> None:
         summary = queries.list_incidents(s)[0]
         assert summary.people >= 20
         by_source: dict[str, list[Report]] = {}
-        for report in queries.incident_reports(s, seeded):
+        for report in report_queries.incident_reports(s, seeded):
             by_source.setdefault(report.organization.name, []).append(report)
         assert "Central Hospital Demo" not in by_source
         [police] = by_source["Nepal Police Demo"]
@@ -99,7 +99,9 @@ def test_hospital_example_is_the_only_hospital_report(database: Database, seeded
         assert report.person.name == "Maya Gurung"
         assert report.status == "admitted"
         hospital = [
-            r for r in queries.incident_reports(s, seeded) if r.source == "Central Hospital Demo"
+            r
+            for r in report_queries.incident_reports(s, seeded)
+            if r.source == "Central Hospital Demo"
         ]
         assert [r.id for r in hospital] == [report.id]
         assert len(report.person.claims) == 3

@@ -16,7 +16,7 @@ from accounts_helpers import TEST_OPERATOR
 from fastapi.testclient import TestClient
 from sqlalchemy import insert
 
-from trace_app.domain import people_cursor, queries
+from trace_app.domain import people_cursor, people_queries, queries
 from trace_app.domain.errors import BadCursorError
 from trace_app.domain.links import decide_link
 from trace_app.domain.people_cursor import PeopleCursor
@@ -64,7 +64,7 @@ def walk(database: Database, incident_id: str, limit: int) -> list[queries.Page[
     after: str | None = None
     with database.sessions() as s:
         while True:
-            page = queries.people_page_after(s, incident_id, after=after, limit=limit)
+            page = people_queries.people_page_after(s, incident_id, after=after, limit=limit)
             pages.append(page)
             after = page.next_after
             if after is None:
@@ -83,9 +83,9 @@ def test_keyset_walk_equals_the_offset_listing(database: Database, limit: int) -
     add_people(database, incident_id, 60)
     add_people(database, make_incident(database, "Third"), 10, seed=4)
     with database.sessions() as s:
-        whole = queries.people_page(s, incident_id, limit=500)
+        whole = people_queries.people_page(s, incident_id, limit=500)
         by_offset = [
-            queries.people_page(s, incident_id, offset=o, limit=limit)
+            people_queries.people_page(s, incident_id, offset=o, limit=limit)
             for o in range(0, whole.total, limit)
         ]
     pages = walk(database, incident_id, limit)
@@ -140,7 +140,7 @@ def test_a_linked_group_is_one_row_on_keyset_pages(database: Database) -> None:
     assert len(row.other_names) == 2
     assert pages[0].total == 28
     with database.sessions() as s:
-        assert listed == [p.id for p in queries.people_page(s, incident_id, limit=500).items]
+        assert listed == [p.id for p in people_queries.people_page(s, incident_id, limit=500).items]
 
 
 def test_pages_after_a_change_show_no_row_twice_and_skip_none(database: Database) -> None:
@@ -148,7 +148,7 @@ def test_pages_after_a_change_show_no_row_twice_and_skip_none(database: Database
     incident_id = make_incident(database)
     add_people(database, incident_id, 20)
     with database.sessions() as s:
-        first = queries.people_page_after(s, incident_id, after=None, limit=8)
+        first = people_queries.people_page_after(s, incident_id, after=None, limit=8)
     assert first.next_after is not None
     with database.session() as s:
         s.add(
@@ -161,8 +161,8 @@ def test_pages_after_a_change_show_no_row_twice_and_skip_none(database: Database
             )
         )
     with database.sessions() as s:
-        rest = queries.people_page_after(s, incident_id, after=first.next_after, limit=500)
-        whole = queries.people_page(s, incident_id, limit=500)
+        rest = people_queries.people_page_after(s, incident_id, after=first.next_after, limit=500)
+        whole = people_queries.people_page(s, incident_id, limit=500)
     seen = [p.id for p in first.items] + [p.id for p in rest.items]
     assert len(set(seen)) == len(seen) == 20
     assert rest.total == 21 and rest.offset == 8 and rest.next_after is None
@@ -174,9 +174,9 @@ def test_keyset_pages_run_four_statements(
 ) -> None:
     add_people(database, seeded, 30)
     with database.sessions() as s:
-        first = queries.people_page_after(s, seeded, after=None, limit=10)
+        first = people_queries.people_page_after(s, seeded, after=None, limit=10)
     with database.sessions() as s, count_statements(database.engine) as counter:
-        queries.people_page_after(s, seeded, after=first.next_after, limit=10)
+        people_queries.people_page_after(s, seeded, after=first.next_after, limit=10)
     assert counter.count == 4  # count, rows, the listed groups' other records, claims
 
 
@@ -190,8 +190,8 @@ def test_any_well_formed_cursor_is_a_position(database: Database, key: str) -> N
     add_people(database, incident_id, 12)
     after = people_cursor.encode(PeopleCursor(key, "per_0", 3))
     with database.sessions() as s:
-        page = queries.people_page_after(s, incident_id, after=after, limit=50)
-        whole = queries.people_page(s, incident_id, limit=50)
+        page = people_queries.people_page_after(s, incident_id, after=after, limit=50)
+        whole = people_queries.people_page(s, incident_id, limit=50)
     assert page.total == 12 and page.offset == 3
     listed = [p.id for p in whole.items]
     assert [p.id for p in page.items] == listed[len(listed) - len(page.items) :]
@@ -369,7 +369,7 @@ def test_group_members_use_the_group_index_after_analyze(tmp_path: Any) -> None:
     database = Database(make_engine(f"sqlite:///{tmp_path / 'plan.db'}"))
     migrate(database.engine)
     add_people(database, make_incident(database), 300)
-    statement = queries._GROUP_MEMBERS.params(keys=["per_a", "per_b"])
+    statement = people_queries._GROUP_MEMBERS.params(keys=["per_a", "per_b"])
     sql = str(statement.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True}))
     with database.engine.begin() as conn:
         conn.execute(text("ANALYZE"))

@@ -5,7 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from trace_app.domain import PersonInput, PublishReportInput, publish_report, queries
+from trace_app.domain import (
+    PersonInput,
+    PublishReportInput,
+    alert_queries,
+    people_queries,
+    publish_report,
+    queries,
+    report_queries,
+)
 from trace_app.store.db import Database
 from trace_app.store.models import ClaimStatus
 
@@ -35,11 +43,11 @@ def measure(database: Database, incident_id: str, counter_cls: Any) -> dict[str,
     result: dict[str, int] = {}
     calls = {
         "incidents": lambda s: queries.list_incidents(s),
-        "people": lambda s: queries.people_page(s, incident_id),
-        "alerts": lambda s: queries.open_alerts(s, incident_id),
+        "people": lambda s: people_queries.people_page(s, incident_id),
+        "alerts": lambda s: alert_queries.open_alerts(s, incident_id),
         "reports": lambda s: [
             (r.organization.name, r.person.name, [c.id for c in r.claims])
-            for r in queries.reports_page(s, incident_id).items
+            for r in report_queries.reports_page(s, incident_id).items
         ],
     }
     for name, call in calls.items():
@@ -65,8 +73,8 @@ def test_listing_statements_do_not_grow_with_reports(
 def test_people_page_is_paged_and_ordered(database: Database, seeded: str) -> None:
     add_reports(database, seeded, n=130, people=110)
     with database.sessions() as s:
-        first = queries.people_page(s, seeded, offset=0, limit=50)
-        last = queries.people_page(s, seeded, offset=100, limit=50)
+        first = people_queries.people_page(s, seeded, offset=0, limit=50)
+        last = people_queries.people_page(s, seeded, offset=100, limit=50)
         assert first.total == 24 + 110
         assert len(first.items) == 50 and len(last.items) == first.total - 100
         assert first.pages == 3 and first.has_next and not first.has_previous
@@ -77,7 +85,7 @@ def test_people_page_is_paged_and_ordered(database: Database, seeded: str) -> No
 
 def test_open_alerts_newest_first(database: Database, seeded: str) -> None:
     with database.sessions() as s:
-        page = queries.open_alerts(s, seeded)
+        page = alert_queries.open_alerts(s, seeded)
         # six missing reports; two of those people are later reported safe (closed by rule);
         # Maya Gurung's police report and its relay are one alert with two sources
         assert page.total == 3

@@ -19,12 +19,12 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from trace_app.domain import queries
+from trace_app.domain import alert_queries
+from trace_app.domain.alert_queries import AlertListing
 from trace_app.domain.claim_source import joined_to_source
 from trace_app.domain.groups import record_ids
 from trace_app.domain.identity import PossibleDuplicate, get_person, possible_duplicates
 from trace_app.domain.links import LinkView, link_history
-from trace_app.domain.queries import AlertListing
 from trace_app.domain.status_rule import DISPUTE_WINDOW as DISPUTE_WINDOW
 from trace_app.domain.status_rule import CurrentStatus as CurrentStatus
 from trace_app.domain.status_rule import StatusClaim as StatusClaim
@@ -145,7 +145,7 @@ def person_detail(session: Session, person_id: str) -> PersonDetail:
         claims=own,
         status=current_status(c.for_status() for c in own),
         combined_status=current_status(c.for_status() for c in every),
-        alerts=queries.person_alerts(session, ids),
+        alerts=alert_queries.person_alerts(session, ids),
         possible_duplicates=possible_duplicates(session, person),
         links=[v for v in history if v.current and v.decision is not LinkDecision.UNDECIDED],
         link_history=history,

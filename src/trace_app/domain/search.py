@@ -55,7 +55,8 @@ from sqlalchemy.orm import Session, aliased
 
 from trace_app.domain import status_rule
 from trace_app.domain.groups import collapse_to_groups
-from trace_app.domain.queries import Page, PersonListing, clamp_limit, person_listings
+from trace_app.domain.people_queries import PersonListing, person_listings
+from trace_app.domain.queries import Page, clamp_limit
 from trace_app.domain.text import name_key
 from trace_app.store import name_index, word_index
 from trace_app.store.models import Alert, AlertState, Claim, Organization, Person, Report

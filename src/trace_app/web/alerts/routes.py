@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
 from trace_app.accounts.principal import Principal
-from trace_app.domain import alert_actions, queries
+from trace_app.domain import alert_actions, alert_queries, queries
 from trace_app.domain.errors import (
     InvalidInputError,
 )
@@ -46,7 +46,7 @@ def list_alerts(
     _: Access = in_incident(Permission.READ),
 ) -> AlertPage:
     """The incident's alerts in one state (default open), newest first."""
-    page = queries.alerts_page(session, incident_id, state=state, offset=offset, limit=limit)
+    page = alert_queries.alerts_page(session, incident_id, state=state, offset=offset, limit=limit)
     return AlertPage(
         items=[AlertOut.of(a) for a in page.items],
         total=page.total,
@@ -93,7 +93,7 @@ def close_alert(
 ) -> AlertOut:
     """A reviewer closes the person's open alert, saying what they know; audited."""
     shown = _apply(session, access, alert_id, data.note, data.reason)
-    return AlertOut.of(queries.get_alert(session, shown))
+    return AlertOut.of(alert_queries.get_alert(session, shown))
 
 
 @api_router.post(
@@ -110,7 +110,7 @@ def reopen_alert(
     """A reviewer reopens an alert closed by mistake, with a note; audited. Returns the
     person's open alert."""
     shown = _apply(session, access, alert_id, data.note, None)
-    return AlertOut.of(queries.get_alert(session, shown))
+    return AlertOut.of(alert_queries.get_alert(session, shown))
 
 
 def _apply(
@@ -138,7 +138,7 @@ def close_page(
     access: Access = on_record(Permission.ALERTS_WRITE, Alert, "alert_id"),
 ) -> Response:
     """The confirmation step before a close (or a reopen, for a closed alert)."""
-    alert = queries.get_alert(session, alert_id)
+    alert = alert_queries.get_alert(session, alert_id)
     incident = queries.get_incident(session, access.incident)
     return render(
         request,
@@ -193,6 +193,6 @@ def _form_action(
         raise InvalidInputError(CONFIRM_MESSAGE)
     with open_session(request) as session:
         shown = _apply(session, access, alert_id, values["note"], reason)
-        person_id = queries.get_alert(session, shown).person_id
+        person_id = alert_queries.get_alert(session, shown).person_id
     done = "closed" if action == "close" else "reopened"
     return RedirectResponse(f"/people/{person_id}?alert={done}#person-alerts", status_code=303)

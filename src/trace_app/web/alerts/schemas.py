@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_app.domain.queries import AlertListing
+from trace_app.domain.alert_queries import AlertListing
 from trace_app.domain.text import NoteText
 from trace_app.store.models import AlertCloseReason, AlertState
 

@@ -49,7 +49,7 @@ from starlette.responses import Response
 from modelgate.errors import LedgerUnavailable
 from trace_app import glossary
 from trace_app.accounts.permissions import Permission
-from trace_app.domain import audit, queries
+from trace_app.domain import audit, report_queries
 from trace_app.domain.errors import InvalidInputError, NotFoundError, RefusedError
 from trace_app.domain.time_zones import format_day
 from trace_app.investigation import evidence_store
@@ -321,7 +321,7 @@ def _summary(result: InvestigationResult, review: dict[str, Any] | None) -> str:
 def _review_names(request: Request, report_id: str) -> dict[str, Any]:
     """The card's names for the person's decision, and the incident's time zone."""
     with open_session(request) as session:
-        report = queries.get_report(session, report_id)
+        report = report_queries.get_report(session, report_id)
         return {**review_card_context(session, report), "time_zone": report.incident.time_zone}
 
 

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.domain import outcomes, people_cursor, queries, search
+from trace_app.domain import alert_queries, outcomes, people_cursor, people_queries, queries, search
 from trace_app.domain.duplicate_queue import person_facts
 from trace_app.domain.errors import (
     InvalidInputError,
@@ -110,9 +110,9 @@ def list_people(
             limit=limit,
         )
     elif after:
-        page = queries.people_page_after(session, incident_id, after=after, limit=limit)
+        page = people_queries.people_page_after(session, incident_id, after=after, limit=limit)
     else:
-        page = queries.people_page(session, incident_id, offset=offset, limit=limit)
+        page = people_queries.people_page(session, incident_id, offset=offset, limit=limit)
     return PeoplePage(
         items=[PersonOut.of(p) for p in page.items],
         total=page.total,
@@ -187,14 +187,16 @@ def _people_page(
             matches = found.matches
             page = search.page_of_matches(session, incident_id, matches, offset=offset, limit=limit)
             # the alerts follow the search: only those about the people it finds
-            alerts = queries.open_alerts_of(session, incident_id, {m.person_id for m in matches})
+            alerts = alert_queries.open_alerts_of(
+                session, incident_id, {m.person_id for m in matches}
+            )
         elif after:
-            page = queries.people_page_after(session, incident_id, after=after, limit=limit)
-            alerts = queries.open_alerts(session, incident_id)
+            page = people_queries.people_page_after(session, incident_id, after=after, limit=limit)
+            alerts = alert_queries.open_alerts(session, incident_id)
         else:
-            page = queries.people_page(session, incident_id, offset=offset, limit=limit)
-            alerts = queries.open_alerts(session, incident_id)
-        closed = queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
+            page = people_queries.people_page(session, incident_id, offset=offset, limit=limit)
+            alerts = alert_queries.open_alerts(session, incident_id)
+        closed = alert_queries.alerts_page(session, incident_id, state=AlertState.CLOSED)
         organizations = working_in(session, incident_id)  # this incident's, by the one rule
     return render(
         request,

@@ -7,8 +7,8 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_app.domain.links import LinkView
+from trace_app.domain.people_queries import PersonListing
 from trace_app.domain.person_view import ClaimDetail, CurrentStatus, PersonDetail
-from trace_app.domain.queries import PersonListing
 from trace_app.domain.text import IdText, NoteText
 from trace_app.store.models import ClaimStatus, LinkDecision
 from trace_app.web.alerts.schemas import AlertOut

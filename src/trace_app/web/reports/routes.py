@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.domain import outcomes, queries
+from trace_app.domain import outcomes, queries, report_queries
 from trace_app.domain.publish import PublishReportInput, publish_and_commit
 from trace_app.store.models import Report
 from trace_app.web.auth import authorize, reporting_organization
@@ -69,7 +69,7 @@ def create_report(
     report = publish_and_commit(
         session, PublishReportInput.from_content(data, source), actor=principal.actor
     )
-    return ReportOut.of(queries.get_report(session, report.id))
+    return ReportOut.of(report_queries.get_report(session, report.id))
 
 
 @api_router.get("/incidents/{incident_id}/reports", response_model=ReportPage, responses=NOT_FOUND)
@@ -80,7 +80,7 @@ def list_reports(
     session: Session = UNIT_OF_WORK,
     _: Access = in_incident(Permission.READ),
 ) -> ReportPage:
-    page = queries.reports_page(session, incident_id, offset=offset, limit=limit)
+    page = report_queries.reports_page(session, incident_id, offset=offset, limit=limit)
     return ReportPage(
         items=[ReportOut.of(r) for r in page.items],
         total=page.total,
@@ -95,7 +95,7 @@ def get_report(
     session: Session = UNIT_OF_WORK,
     _: Access = on_record(Permission.READ, Report, "report_id"),
 ) -> ReportOut:
-    return ReportOut.of(queries.get_report(session, report_id))
+    return ReportOut.of(report_queries.get_report(session, report_id))
 
 
 @page_router.get("/incidents/{incident_id}/reports")
@@ -108,7 +108,9 @@ def reports(
     incident = queries.get_incident(session, incident_id)
     number = requested_page(request)
     limit = queries.PEOPLE_PER_PAGE
-    page = queries.reports_page(session, incident_id, offset=(number - 1) * limit, limit=limit)
+    page = report_queries.reports_page(
+        session, incident_id, offset=(number - 1) * limit, limit=limit
+    )
     return render(
         request, "reports.html", {"incident": incident, "nav_incident": incident, "page": page}
     )
@@ -121,7 +123,7 @@ def report_view(
     session: Session = UNIT_OF_WORK,
     _: Access = on_record(Permission.READ, Report, "report_id"),
 ) -> Response:
-    report = queries.get_report(session, report_id)
+    report = report_queries.get_report(session, report_id)
     context = report_page_context(request, session, report)
     context["just_published"] = request.query_params.get("published") == "1"
     if context["just_published"]:  # say what publishing changed: person, alerts

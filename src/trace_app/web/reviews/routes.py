@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from trace_app.accounts.permissions import Permission
-from trace_app.domain import queries, reviews
+from trace_app.domain import queries, report_queries, reviews
 from trace_app.domain.errors import InvalidInputError
 from trace_app.domain.reviews import (
     REVIEW_MEANINGS,
@@ -212,7 +212,7 @@ def _reviews_page(
         decided_report = None
         decided_review = None
         if decided:
-            decided_report = queries.find_report(session, decided)
+            decided_report = report_queries.find_report(session, decided)
             if decided_report is not None:
                 decided_review = current_review(session, decided_report.id)
         recent = [
