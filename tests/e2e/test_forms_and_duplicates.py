@@ -108,8 +108,12 @@ def test_work_the_duplicates_queue(
     screenshot(page, f"duplicates-queue-{size}")
     pair.get_by_label("Note (why, and who decided)").fill("Same father's name at the camp desk")
     pair.get_by_role("button", name="Same person").click()
-    page.wait_for_url("**/duplicates?page=1&decided=same")
-    assert "left the queue" in page.locator("#pair-decided").inner_text()
+    page.wait_for_url("**/duplicates?page=1&decided=same&person=*")
+    decided = page.locator("#pair-decided")
+    assert "left the queue" in decided.inner_text()
+    # it names the person (a link) and the alert the decision closed (issue 40)
+    assert decided.locator("a[href^='/people/']").count() >= 1
+    assert decided.locator("li.alert-closed-by-decision").count() == 1
     assert page.locator("li.duplicate-pair", has_text="Bishnu Shresta").count() == 0
     after = live_server.api("GET", f"/api/incidents/{incident_id}/duplicates")["total"]
     assert after == before - 1
