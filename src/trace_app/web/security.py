@@ -90,7 +90,15 @@ def csrf_field_matches(cookie_header: str | None, sent: str) -> bool:
     expected = expected_token(Headers({"cookie": cookie_header})) if cookie_header else None
     if not expected or not sent:
         return False
-    return secrets.compare_digest(sent.encode(), expected.encode())
+    return _same_token(sent, expected)
+
+
+def _same_token(sent: str, expected: str) -> bool:
+    """Constant-time comparison of bytes: a sent value with any character (a header is
+    read as Latin-1, a form as UTF-8) is refused, never a TypeError."""
+    return secrets.compare_digest(
+        sent.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
 
 
 class _TooLarge(Exception):
@@ -252,7 +260,7 @@ class SecurityMiddleware:
         media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if sent is None and media == "application/x-www-form-urlencoded":
             sent = _form_token(body)
-        if cookie_token is None or sent is None or not secrets.compare_digest(sent, cookie_token):
+        if cookie_token is None or sent is None or not _same_token(sent, cookie_token):
             return 403, EXPIRED_FORM
         return None
 

@@ -239,3 +239,16 @@ def test_11_refusals_are_audited_at_a_bounded_rate(app: FastAPI) -> None:
     assert len(rows) == 10  # TRACE_REFUSAL_AUDIT_LIMIT: 10 a minute per principal
     assert {r.actor_name for r in rows} == {"curious"}
     assert {r.object_id for r in rows} == {"GET /api/audit"}
+
+
+def test_a_form_token_of_any_characters_is_refused_not_a_server_error(app: FastAPI) -> None:
+    """Found while reading the diff: the token was compared as text, which Python refuses
+    for non-ASCII characters (TypeError, a 500)."""
+    with signed_in(app) as user:
+        for sent in ("é", "\u00ff" * 43, "токен"):
+            assert user.post("/logout", data={"csrf_token": sent}).status_code == 403
+        headers = {
+            "X-CSRF-Token": "\u00e9t\u00e9".encode("latin-1"),
+            "content-type": b"application/x-www-form-urlencoded",
+        }
+        assert user.post("/logout", content=b"", headers=headers).status_code == 403
