@@ -91,7 +91,7 @@ def test_a_reviewer_finds_sunitta_investigates_and_decides(
 
     _menu(page, tally, "People")
     page.wait_for_url(f"**/incidents/{incident_id}/people")
-    tally.tap(page.get_by_label("Name"), "fill", "Sunitta")
+    tally.tap(page.get_by_label("Name", exact=True), "fill", "Sunitta")
     tally.tap(page.get_by_role("button", name="Search", exact=True))
     page.wait_for_url("**q=Sunitta*")
     found = page.locator("li.person").first
