@@ -1,0 +1,23 @@
+"""Tracing requests, the outbox and its deliveries (issue 41)
+
+Revision ID: 0019
+Revises: 0018
+Create Date: 2026-12-04
+
+Placeholder: filled in by the work on the issue named above.
+"""
+
+from collections.abc import Sequence
+
+revision: str = "0019"
+down_revision: str | None = "0018"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass

@@ -1,0 +1,23 @@
+"""The account's preferred language (issue 42)
+
+Revision ID: 0020
+Revises: 0019
+Create Date: 2026-12-04
+
+Placeholder: filled in by the work on the issue named above.
+"""
+
+from collections.abc import Sequence
+
+revision: str = "0020"
+down_revision: str | None = "0019"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass
