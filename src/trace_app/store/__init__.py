@@ -15,6 +15,14 @@ from trace_app.store.models import (
     Person,
     Report,
 )
+from trace_app.store.notification_models import (
+    Delivery,
+    FollowUp,
+    Inquiry,
+    InquiryLink,
+    OutboxEvent,
+    WebhookEndpoint,
+)
 from trace_app.store.types import new_id, utc_now
 
 __all__ = [
@@ -26,15 +34,21 @@ __all__ = [
     "Claim",
     "ClaimStatus",
     "Database",
+    "Delivery",
+    "FollowUp",
     "Incident",
+    "Inquiry",
+    "InquiryLink",
     "InterchangeRecord",
     "InvestigationRun",
     "Membership",
     "Organization",
+    "OutboxEvent",
     "Person",
     "Report",
     "User",
     "WebSession",
+    "WebhookEndpoint",
     "make_engine",
     "migrate",
     "new_id",

@@ -87,6 +87,9 @@ class Incident(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     # an IANA zone name: pages show the incident's times in it (trace_app.domain.time_zones)
     time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
+    # enquirers' contacts are erased this many days after their inquiry closes
+    # (trace_app.notifications.retention)
+    contact_retention_days: Mapped[int] = mapped_column(Integer, default=90, server_default="90")
 
     reports: Mapped[list[Report]] = relationship(back_populates="incident")
     investigation_runs: Mapped[list[InvestigationRun]] = relationship(back_populates="incident")
