@@ -24,7 +24,7 @@ from modelgate.errors import (
     OutOfSetAnswer,
 )
 from trace_app.investigation.attribution_cues import Cue
-from trace_app.investigation.vocabulary import Mode, Status
+from trace_app.investigation.vocabulary import Mode, Refusal, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +103,13 @@ class InvestigationResult:
     rules_version: str | None = None
     # set when the evidence rule lowered COMPLETED: the cue kinds (or "no_first_hand")
     lowered_by: tuple[str, ...] = ()
+    # set on UNAVAILABLE: which refusal it was, so the card gives its one next step
+    refusal: Refusal | None = None
+
+    @property
+    def next_step(self) -> str:
+        """What a responder does next: the refusal's own step, else the status's."""
+        return self.refusal.next_step if self.refusal is not None else self.status.next_step
 
     @property
     def answered(self) -> bool:

@@ -64,7 +64,7 @@ from trace_app.investigation.rules import (
     decide_after_comparison,
     source_name,
 )
-from trace_app.investigation.vocabulary import Mode, Status
+from trace_app.investigation.vocabulary import Mode, Refusal, Status
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database, make_engine
 from trace_app.store.types import utc_now
@@ -290,19 +290,21 @@ class InvestigationService:
         """UNAVAILABLE before anything is sent or counted, or ``None`` to go ahead."""
         if not self.model.live_enabled:
             reason = "Live checks are switched off on this server (no passphrase is set)."
+            refusal = Refusal.SWITCHED_OFF
         elif not self.model.passphrase_matches(passphrase):
             reason = "The passphrase was missing or did not match, so no model was asked."
+            refusal = Refusal.PASSPHRASE
         else:
             try:
                 self.model.provider_config().read_api_key()
             except NotConfigured as error:
-                reason = reason_for_error(error)
+                reason, refusal = reason_for_error(error), Refusal.NOT_CONFIGURED
             else:
                 unhealthy = self.model_health() if self.model_health is not None else None
                 if unhealthy is None:
                     return None
-                reason = unhealthy
-        return InvestigationResult("", Status.UNAVAILABLE, reason)
+                reason, refusal = unhealthy, Refusal.MODEL_DOWN
+        return InvestigationResult("", Status.UNAVAILABLE, reason, refusal=refusal)
 
     async def _live(self, prepared: Prepared, *, force_live: bool) -> InvestigationResult:
         calls = _CallLog()

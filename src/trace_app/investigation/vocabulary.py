@@ -44,6 +44,19 @@ class Status(enum.StrEnum):
         return STATUS_HEADLINES[self]
 
 
+class Refusal(enum.StrEnum):
+    """Why a live check was UNAVAILABLE, so the card gives the one next step that applies."""
+
+    SWITCHED_OFF = "switched_off"
+    PASSPHRASE = "passphrase"  # noqa: S105 (a refusal kind, not a secret)
+    NOT_CONFIGURED = "not_configured"
+    MODEL_DOWN = "model_down"
+
+    @property
+    def next_step(self) -> str:
+        return REFUSAL_NEXT_STEPS[self]
+
+
 class Mode(enum.StrEnum):
     """Where a result came from."""
 
@@ -132,6 +145,25 @@ NEXT_STEPS: dict[Status, str] = {
     Status.BUDGET_LIMIT: (
         "Nothing was sent: this server's model budget is used up. Read the report "
         "yourself, or ask the operator."
+    ),
+}
+
+# The next step of an UNAVAILABLE check, by the reason that applies (never a list of them).
+REFUSAL_NEXT_STEPS: dict[Refusal, str] = {
+    Refusal.SWITCHED_OFF: (
+        "Nothing was sent: live checks are off on this server. Read the report yourself, or "
+        "ask the operator to turn them on; an earlier saved result, if any, is shown below."
+    ),
+    Refusal.PASSPHRASE: (
+        "Nothing was sent. Type the live-check passphrase again, or ask the person who runs "
+        "this server for it; an earlier saved result, if any, is shown below."
+    ),
+    Refusal.NOT_CONFIGURED: (
+        "Nothing was sent: the model is not set up on this server. Ask the operator."
+    ),
+    Refusal.MODEL_DOWN: (
+        "Nothing was sent: the model is not answering right now. Try again in a few minutes, "
+        "or read the report yourself."
     ),
 }
 

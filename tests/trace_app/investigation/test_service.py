@@ -30,7 +30,7 @@ from trace_app.investigation.model_settings import (
 )
 from trace_app.investigation.outcome import status_for_error
 from trace_app.investigation.service import Prepared
-from trace_app.investigation.vocabulary import Mode, Status
+from trace_app.investigation.vocabulary import Mode, Refusal, Status
 from trace_app.store.db import Database
 from trace_app.store.models import InvestigationRun
 
@@ -70,6 +70,7 @@ async def test_missing_or_wrong_passphrase_makes_no_call_and_writes_no_ledger(
     result = await harness.service.investigate(report_id, typed)
 
     assert result.status is Status.UNAVAILABLE and result.mode is None
+    assert result.refusal is Refusal.PASSPHRASE and "passphrase" in result.next_step
     assert harness.provider.requests == [] and harness.built == []
     assert not harness.ledger_path.exists()
     assert run_count(harness.db) == 0
@@ -88,6 +89,9 @@ async def test_unset_passphrase_turns_live_checks_off(
     assert result.status is Status.UNAVAILABLE
     assert "switched off" in result.reason
     assert provider.requests == [] and not ledger_path.exists()
+    # the card's next step is the one that applies: nothing about a passphrase to check
+    assert result.refusal is Refusal.SWITCHED_OFF
+    assert "live checks are off" in result.next_step and "passphrase" not in result.next_step
 
 
 async def test_missing_key_makes_no_call_and_writes_no_ledger(
@@ -100,6 +104,7 @@ async def test_missing_key_makes_no_call_and_writes_no_ledger(
     result = await harness.service.investigate(report_id, PASSPHRASE)
 
     assert result.status is Status.UNAVAILABLE
+    assert result.refusal is Refusal.NOT_CONFIGURED and "operator" in result.next_step
     assert harness.provider.requests == [] and not harness.ledger_path.exists()
 
 
