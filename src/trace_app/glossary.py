@@ -13,16 +13,42 @@ Rules for what is written here (issue 42 translates this module):
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
+
+from trace_app.i18n import gettext, lazy_gettext
 
 
 @dataclass(frozen=True, slots=True)
 class Term:
     """One code in plain words: a short ``phrase`` (a badge, a headline) and one
-    ``sentence`` that says what it means for the reader."""
+    ``sentence`` that says what it means for the reader. Both are read in the current
+    language (issue 42): the English source is ``source_phrase`` and ``source_sentence``,
+    the catalogue's message ids."""
 
-    phrase: str
-    sentence: str
+    source_phrase: str
+    source_sentence: str
+
+    @property
+    def phrase(self) -> str:
+        return gettext(self.source_phrase)
+
+    @property
+    def sentence(self) -> str:
+        return gettext(self.source_sentence)
+
+
+class Words(dict[str, str]):
+    """A table of whole sentences by key, read in the current language (``words[key]``,
+    ``words.get(key)``); the values held are the English sources (the message ids)."""
+
+    def __getitem__(self, key: str) -> str:
+        return gettext(super().__getitem__(key))
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        found = super().get(key)
+        return gettext(found) if found is not None else default
 
 
 # --- an investigation (a check of where a report's information came from) -------------
@@ -84,71 +110,79 @@ SUPPORT: dict[str, Term] = {
 # The one reason that applies to a result that needs a person, as its headline. The
 # placeholders are the named source's organisation ({source}) and the quoted words
 # ({words}). Chosen by :func:`needs_review_reason_key`.
-NEEDS_REVIEW_REASONS: dict[str, str] = {
-    "relay_agrees": (
-        "Needs a person to check: the report passes on what {source} said, and {source}'s "
-        "report agrees"
-    ),
-    "relay_differs": (
-        "Needs a person to check: the report passes on what {source} said, but {source}'s "
-        "report says something different"
-    ),
-    "relay_compare_unclear": (
-        "Needs a person to check: the report passes on what {source} said; it is unclear "
-        "whether {source}'s report agrees"
-    ),
-    "relay_named": "Needs a person to check: the report passes on what {source} said",
-    "relay_unnamed": (
-        "Needs a person to check: the report passes on information without naming its source"
-    ),
-    "unclear": "Needs a person to check: it is unclear where the information came from",
-    "direct_names_source": (
-        "Needs a person to check: it reads as first-hand but also names {source} as its source"
-    ),
-    "cue_instruction": (
-        "Needs a person to check: the text holds words addressed to the model (“{words}”)"
-    ),
-    "cue_relay": "Needs a person to check: the words “{words}” pass on what someone else said",
-    "cue_hearsay": "Needs a person to check: the words “{words}” are vague about the source",
-    "no_first_hand": ("Needs a person to check: the writer does not say they saw it themselves"),
-    "other": "Needs a person to check where this report's information came from",
-}
+NEEDS_REVIEW_REASONS: Words = Words(
+    {
+        "relay_agrees": (
+            "Needs a person to check: the report passes on what {source} said, and {source}'s "
+            "report agrees"
+        ),
+        "relay_differs": (
+            "Needs a person to check: the report passes on what {source} said, but {source}'s "
+            "report says something different"
+        ),
+        "relay_compare_unclear": (
+            "Needs a person to check: the report passes on what {source} said; it is unclear "
+            "whether {source}'s report agrees"
+        ),
+        "relay_named": "Needs a person to check: the report passes on what {source} said",
+        "relay_unnamed": (
+            "Needs a person to check: the report passes on information without naming its source"
+        ),
+        "unclear": "Needs a person to check: it is unclear where the information came from",
+        "direct_names_source": (
+            "Needs a person to check: it reads as first-hand but also names {source} as its source"
+        ),
+        "cue_instruction": (
+            "Needs a person to check: the text holds words addressed to the model (“{words}”)"
+        ),
+        "cue_relay": "Needs a person to check: the words “{words}” pass on what someone else said",
+        "cue_hearsay": "Needs a person to check: the words “{words}” are vague about the source",
+        "no_first_hand": (
+            "Needs a person to check: the writer does not say they saw it themselves"
+        ),
+        "other": "Needs a person to check where this report's information came from",
+    }
+)
 
 # a result a person decided on: it looks decided (✓), with who and when beside it
-DECIDED_HEADLINE = "Decided: {decision}"
-DECIDED_BY = "Decided by {who}, {when}."
-DECIDED_BY_NOBODY_NAMED = "Decided by a person (before accounts existed), {when}."
-DECIDED_EARLIER_RUN = (
+DECIDED_HEADLINE: Any = lazy_gettext("Decided: {decision}")
+DECIDED_BY: Any = lazy_gettext("Decided by {who}, {when}.")
+DECIDED_BY_NOBODY_NAMED: Any = lazy_gettext(
+    "Decided by a person (before accounts existed), {when}."
+)
+DECIDED_EARLIER_RUN: Any = lazy_gettext(
     "A person decided on an earlier check of this report; this newer result awaits a decision."
 )
 
 # --- what happened when Investigate was pressed (said beside the button) ---------------
 
-CHECK_OUTCOME: dict[str, str] = {
-    "live": "Checked now: the model answered, and the result below is saved.",
-    "live_not_saved": "Checked now: the model was asked, but nothing was saved.",
-    "saved": (
-        "Checked earlier ({day}) with exactly this text, so nothing was sent: the saved "
-        "result is shown."
-    ),
-    "replayed": "A recorded check is shown; nothing was sent.",
-    "saved_wrong_passphrase": (
-        "The passphrase was wrong, so nothing was sent. This report was checked earlier "
-        "({day}); that saved result is shown."
-    ),
-    "wrong_passphrase": "The passphrase was wrong, so nothing was sent.",
-    "no_passphrase": ("Nothing was sent: type the live-check passphrase to ask the model."),
-    "switched_off": "Live checks are switched off on this server, so nothing was sent.",
-    "refused": "Not checked: {reason}",
-    "stopped": "Check stopped early: {reason}",
-    "failed": "The check failed: {reason}",
-    "budget": "Nothing was sent: this server's model budget is used up.",
-    "not_allowed": (
-        "You cannot run a new check: a reviewer, coordinator or admin of this incident can. "
-        "A saved result is still shown to you."
-    ),
-    "busy": "Checking… this can take a few seconds.",
-}
+CHECK_OUTCOME: Words = Words(
+    {
+        "live": "Checked now: the model answered, and the result below is saved.",
+        "live_not_saved": "Checked now: the model was asked, but nothing was saved.",
+        "saved": (
+            "Checked earlier ({day}) with exactly this text, so nothing was sent: the saved "
+            "result is shown."
+        ),
+        "replayed": "A recorded check is shown; nothing was sent.",
+        "saved_wrong_passphrase": (
+            "The passphrase was wrong, so nothing was sent. This report was checked earlier "
+            "({day}); that saved result is shown."
+        ),
+        "wrong_passphrase": "The passphrase was wrong, so nothing was sent.",
+        "no_passphrase": ("Nothing was sent: type the live-check passphrase to ask the model."),
+        "switched_off": "Live checks are switched off on this server, so nothing was sent.",
+        "refused": "Not checked: {reason}",
+        "stopped": "Check stopped early: {reason}",
+        "failed": "The check failed: {reason}",
+        "budget": "Nothing was sent: this server's model budget is used up.",
+        "not_allowed": (
+            "You cannot run a new check: a reviewer, coordinator or admin of this incident can. "
+            "A saved result is still shown to you."
+        ),
+        "busy": "Checking… this can take a few seconds.",
+    }
+)
 
 # --- people, claims and alerts ----------------------------------------------------------
 
@@ -288,46 +322,53 @@ PERMISSION: dict[str, Term] = {
 
 # --- publishing: what changed (the report page after Publish) ---------------------------
 
-PUBLISHED: dict[str, str] = {
-    "new_person": "Report published. It started a new record: {name}.",
-    "existing_person": (
-        "Report published. It was added to the existing record of {name}, which already had "
-        "{earlier} earlier report(s)."
-    ),
-    "alert_raised": "An alert was raised: {name} is now listed as missing.",
-    "alert_joined": (
-        "{name} already had an open alert; this report was added to it as another source."
-    ),
-    "alert_closed": "The open alert for {name} (raised {raised}) was closed by this report.",
-    "no_alert_change": "No alert changed.",
-}
+PUBLISHED: Words = Words(
+    {
+        "new_person": "Report published. It started a new record: {name}.",
+        "existing_person": (
+            "Report published. It was added to the existing record of {name}, which already had "
+            "{earlier} earlier report(s)."
+        ),
+        "alert_raised": "An alert was raised: {name} is now listed as missing.",
+        "alert_joined": (
+            "{name} already had an open alert; this report was added to it as another source."
+        ),
+        "alert_closed": "The open alert for {name} (raised {raised}) was closed by this report.",
+        "no_alert_change": "No alert changed.",
+    }
+)
 
 # --- a "same person" decision: what changed ---------------------------------------------
 
-LINKED: dict[str, str] = {
-    "same": "Decision recorded: these records are now shown as one person, {name}.",
-    "same_pair": "Decision recorded: these records are now shown as one person.",
-    "different": "Decision recorded: these are different people.",
-    "undecided": "Decision withdrawn: the records are shown apart again.",
-}
+LINKED: Words = Words(
+    {
+        "same": "Decision recorded: these records are now shown as one person, {name}.",
+        "same_pair": "Decision recorded: these records are now shown as one person.",
+        "different": "Decision recorded: these are different people.",
+        "undecided": "Decision withdrawn: the records are shown apart again.",
+    }
+)
 
 # after "Same person": an alert the decision closed, by what the later report says
-LINKED_ALERT_CLOSED: dict[str, str] = {
-    "safe": (
-        "The open alert for {name} (raised {raised}) was closed: a later report about the "
-        "same person says they are safe."
-    ),
-    "admitted": (
-        "The open alert for {name} (raised {raised}) was closed: a later report about the "
-        "same person says they were admitted to a hospital or shelter."
-    ),
-    "deceased": (
-        "The open alert for {name} (raised {raised}) was closed: a later report about the "
-        "same person says they have died."
-    ),
-}
+LINKED_ALERT_CLOSED: Words = Words(
+    {
+        "safe": (
+            "The open alert for {name} (raised {raised}) was closed: a later report about the "
+            "same person says they are safe."
+        ),
+        "admitted": (
+            "The open alert for {name} (raised {raised}) was closed: a later report about the "
+            "same person says they were admitted to a hospital or shelter."
+        ),
+        "deceased": (
+            "The open alert for {name} (raised {raised}) was closed: a later report about the "
+            "same person says they have died."
+        ),
+    }
+)
 
 # --- times -------------------------------------------------------------------------------
+# English only: the other languages take CLDR's patterns through Babel (trace_app.i18n)
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 # "2 Dec, 14:05 (Kathmandu)"; a year other than this one is named: "25 Apr 2015, 14:30 (...)"
@@ -336,7 +377,7 @@ WHEN_OTHER_YEAR = "{day} {month} {year}, {clock} ({zone})"
 DAY_THIS_YEAR = "{day} {month}"
 DAY_OTHER_YEAR = "{day} {month} {year}"
 WHEN_EXACT = "{local} · {utc}"
-SHOW_EXACT_TIMES = "Show exact times"
+SHOW_EXACT_TIMES: Any = lazy_gettext("Show exact times")
 
 # every table above whose keys are codes, by what the codes are
 TABLES: dict[str, dict[str, Term]] = {
@@ -373,3 +414,33 @@ def sentence(table: str, code: str) -> str:
 def who_can(permission: str) -> str:
     """The one line shown where a control is hidden: that the reader cannot, and who can."""
     return sentence("permission", permission)
+
+
+# the module-level sentences above, by name (each a lazy translation)
+SENTENCES = (
+    "DECIDED_HEADLINE",
+    "DECIDED_BY",
+    "DECIDED_BY_NOBODY_NAMED",
+    "DECIDED_EARLIER_RUN",
+    "SHOW_EXACT_TIMES",
+)
+WORD_TABLES = (
+    "NEEDS_REVIEW_REASONS",
+    "CHECK_OUTCOME",
+    "PUBLISHED",
+    "LINKED",
+    "LINKED_ALERT_CLOSED",
+)
+
+
+def catalogue_messages() -> Iterator[str]:
+    """Every English source this module holds, for the catalogue (tools/check_catalogue.py)."""
+    for table in TABLES.values():
+        for found in table.values():
+            yield found.source_phrase
+            yield found.source_sentence
+    for name in WORD_TABLES:
+        words: Words = globals()[name]
+        yield from dict.values(words)
+    for name in SENTENCES:
+        yield globals()[name]._args[0]

@@ -37,6 +37,9 @@ class User(Base):
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     password_changed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    # the language the account chose with ?lang= (issue 42): "en", "ne", "es", "ar"; None:
+    # none chosen (the browser's Accept-Language decides)
+    language: Mapped[str | None] = mapped_column(String(8), nullable=True)
 
     memberships: Mapped[list[Membership]] = relationship(
         back_populates="user", cascade="all, delete-orphan", order_by="Membership.scope"

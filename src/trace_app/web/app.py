@@ -41,6 +41,7 @@ from trace_app.web.incidents.views import menu_incident_of
 from trace_app.web.interchange import api_routes as interchange_api_routes
 from trace_app.web.interchange import page_routes as interchange_page_routes
 from trace_app.web.investigation import routes as investigation_routes
+from trace_app.web.language import LanguageMiddleware
 from trace_app.web.people import routes as people_routes
 from trace_app.web.reports import publish_routes
 from trace_app.web.reports import routes as report_routes
@@ -108,6 +109,7 @@ def create_app(
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_exception_handler(TraceError, trace_error_handler)
     app.state.refusal_audit = RefusalAudit(settings)
+    app.add_middleware(LanguageMiddleware)  # the request's language (issue 42)
     app.add_middleware(
         SecurityMiddleware,
         max_body_bytes=settings.max_body_bytes,

@@ -15,11 +15,12 @@ from markupsafe import Markup
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
-from trace_app import glossary
+from trace_app import glossary, i18n
 from trace_app.domain.audit import require_audit
 from trace_app.domain.time_zones import format_day, format_exact, format_friendly, zone_label
 from trace_app.store.db import Database
 from trace_app.store.models import Report
+from trace_app.web import language as web_language
 from trace_app.web.evidence_view import (
     check_outcome,
     cue_segments,
@@ -41,7 +42,17 @@ def make_templates() -> Jinja2Templates:
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.i18n"],
     )
+    # _(), gettext, ngettext, pgettext and {% trans %} translate into the request's
+    # language (trace_app.i18n's context variable, set by web.language); "newstyle":
+    # named placeholders, _("%(n)s people", n=3), escaped like any other value
+    env.policies["ext.i18n.trimmed"] = True
+    env.install_gettext_callables(  # type: ignore[attr-defined]
+        i18n.gettext, i18n.ngettext, newstyle=True, pgettext=i18n.pgettext
+    )
+    env.globals["current_language"] = i18n.current_language
+    env.globals["text_direction"] = i18n.direction
     env.filters["when"] = format_when
     env.filters["day"] = format_day_filter
     env.filters["status_badge"] = status_badge
@@ -86,15 +97,25 @@ def format_when(
             return Markup("{}").format(value)
     zone = zone if zone is not None else page_time_zone(context)
     exact = format_exact(value, zone)
+    lang = i18n.current_language()
+    friendly = (
+        format_friendly(value, zone)
+        if lang == i18n.DEFAULT_LANGUAGE
+        else i18n.format_datetime(value, lang, zone)
+    )
     return Markup(
         '<time class="when" datetime="{}" title="{}">{}<span class="when-exact"> ({})</span></time>'
-    ).format(value.isoformat(), exact, format_friendly(value, zone), exact)
+    ).format(value.isoformat(), exact, friendly, exact)
 
 
 @pass_context
 def format_day_filter(context: Context, value: datetime, zone: str | None = None) -> str:
     """The day alone in the page's zone: ``2 Dec``."""
-    return format_day(value, zone if zone is not None else page_time_zone(context))
+    zone = zone if zone is not None else page_time_zone(context)
+    lang = i18n.current_language()
+    if lang == i18n.DEFAULT_LANGUAGE:
+        return format_day(value, zone)
+    return i18n.format_date(value, lang, zone)
 
 
 # A shape beside each claim or alert status word, so that badges differ by more than colour.
@@ -163,11 +184,23 @@ def render(
     request: Request, template: str, context: dict[str, Any], status_code: int = 200
 ) -> Response:
     templates: Jinja2Templates = request.app.state.templates
+    remembered = web_language.account_language(request)
+    if remembered is not None:
+        i18n.set_language(remembered)
+    lang = i18n.current_language()
     base = {
+        "lang": lang,
+        "dir": i18n.direction(lang),
+        "language_links": web_language.language_links(request),
         "csrf_token": getattr(request.state, "csrf_token", ""),
         "demo_mode": is_demo(request),
         # the signed-in principal (trace_app.web.auth), for the "signed in as" line and nav
         "principal": getattr(request.state, "principal", None),
     }
     base.update(context)
-    return templates.TemplateResponse(request, template, base, status_code=status_code)
+    response = templates.TemplateResponse(request, template, base, status_code=status_code)
+    if remembered is not None:  # the account's choice, kept by this browser from now on
+        response.headers.append(
+            "set-cookie", web_language.cookie_header(remembered, request.url.scheme == "https")
+        )
+    return response
