@@ -16,6 +16,7 @@ two real Bugzilla reports (../shared/data or REAL_DATA_DIR), built exactly as
   own tokenizer (``/extras/tokenize``) when it has one, else characters / 2.5.
 
 Run: .venv/bin/python bench/bench_embedded_profile.py [--bugs 1389223,1389136]
+[--answer-tokens N] (the schema's answer size; 2048 gives the bounds before ADR 0105)
 Takes a few minutes on 2 cores; the load average is printed with the figures.
 """
 
@@ -51,12 +52,13 @@ def _data() -> Path:
     return Path(configured) if configured else REPO.parent / "shared" / "data"
 
 
-def request_for(bug: int, tmp: Path, max_tokens: int) -> dict[str, Any]:
+def request_for(bug: int, tmp: Path, max_tokens: int, answer_tokens: int | None) -> dict[str, Any]:
     """The chat-completions body ``viano interpret`` would send for this bug."""
     source = _data() / "bug_reports" / "bugbug" / "bugs.json"
     report = extract_record(source, bug, tmp / f"{bug}.json")
-    (pkg,) = import_file("bugzilla", report, tmp / f"{bug}.zip", case_id=f"bz-{bug}")
-    store = PackageStore.init(tmp / f"store-{bug}")
+    zipped = tmp / f"{bug}-{answer_tokens}.zip"
+    (pkg,) = import_file("bugzilla", report, zipped, case_id=f"bz-{bug}")
+    store = PackageStore.init(tmp / f"store-{bug}-{answer_tokens}")
     store.add(pkg.path)
     CaseBuilder(store).build(pkg.case_id, pkg.package_id)
     with store.current(pkg.case_id, pkg.package_id).open() as reader:
@@ -67,7 +69,12 @@ def request_for(bug: int, tmp: Path, max_tokens: int) -> dict[str, Any]:
     window = gateway.context_window_tokens or 8192
     builder = PromptBuilder(InterpretationLimits(), ContextBudget(window, max_tokens))
     prepared = builder.prepare(case)  # fitted to the window, as ``viano interpret`` does
-    request = builder.request(prepared, max_tokens, distinct_ids=gateway.grammar_keeps_ids_distinct)
+    request = builder.request(
+        prepared,
+        max_tokens,
+        distinct_ids=gateway.grammar_keeps_ids_distinct,
+        answer_tokens=gateway.answer_tokens if answer_tokens is None else answer_tokens,
+    )
     return {
         "model": "smollm2-135m-instruct",
         "messages": [{"role": m.role, "content": m.content} for m in request.messages],
@@ -100,15 +107,23 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bugs", default="1389223,1389136")
     parser.add_argument("--max-tokens", type=int, default=2048)
+    parser.add_argument(
+        "--answer-tokens",
+        default="",
+        help="answer sizes the schema is bounded to, comma-separated, each measured on "
+        "the same prompt (default: the embedded configuration's answer_tokens; 2048 gives "
+        "the bounds before ADR 0105)",
+    )
     args = parser.parse_args()
     bugs = [int(b) for b in args.bugs.split(",")]
+    sizes = [int(n) for n in args.answer_tokens.split(",") if n] or [None]
     with tempfile.TemporaryDirectory() as tmp, LocalModelServer(embedded_settings()) as server:
         base = server.base_url
         client = httpx.Client(timeout=900)
-        bodies = [request_for(b, Path(tmp), args.max_tokens) for b in bugs]
         print(f"load average before: {os.getloadavg()}", flush=True)
-        for bug, body in zip(bugs, bodies, strict=True):
-            probe = {**body, "max_tokens": 1}
+        for bug in bugs:
+            bodies = [request_for(bug, Path(tmp), args.max_tokens, n) for n in sizes]
+            probe = {**bodies[0], "max_tokens": 1}
             probe.pop("response_format")
             prompt_s, probe_answer = post(client, base, probe)
             prompt_tokens = probe_answer["usage"]["prompt_tokens"]
@@ -116,27 +131,33 @@ def main() -> None:
             # the same prompt again: all of it is a cached prefix now
             again_s, _ = post(client, base, probe)
             print(f"  same prompt again (cached prefix): {again_s:.1f} s")
-            wall, answer = post(client, base, body)
-            text = answer["choices"][0]["message"]["content"] or ""
-            done = answer["usage"]["completion_tokens"]
-            gen = max(wall - again_s, 1e-6)
-            try:
-                compact = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
-                needed, how = tokens(client, base, compact)
-            except ValueError:
-                needed, how = -1, "not JSON"
-            print(
-                f"  with the schema: {wall:.1f} s, {done} completion tokens "
-                f"({done / gen:.1f} tokens/s of generation), answer needed {needed} ({how}), "
-                f"finish {answer['choices'][0].get('finish_reason')}"
-            )
-            free = {**body}
+            done = 0
+            for size, body in zip(sizes, bodies, strict=True):
+                wall, answer = post(client, base, body)
+                text = answer["choices"][0]["message"]["content"] or ""
+                done = answer["usage"]["completion_tokens"]
+                gen = max(wall - again_s, 1e-6)
+                try:
+                    parsed = json.loads(text)
+                    compact = json.dumps(parsed, separators=(",", ":"), ensure_ascii=False)
+                    needed, how = tokens(client, base, compact)
+                except ValueError:
+                    needed, how = -1, "not JSON"
+                print(
+                    f"  with the schema (answer_tokens {size or 'as configured'}): "
+                    f"{wall:.1f} s, {done} completion tokens "
+                    f"({done / gen:.1f} tokens/s of generation), answer needed {needed} "
+                    f"({how}), finish {answer['choices'][0].get('finish_reason')}",
+                    flush=True,
+                )
+            free = {**bodies[0]}
             free.pop("response_format")
             free["max_tokens"] = done or args.max_tokens
             wall_free, answer_free = post(client, base, free)
             done_free = answer_free["usage"]["completion_tokens"]
             print(
-                f"  without a schema (same limit): {wall_free:.1f} s, {done_free} tokens "
+                f"  without a schema (limit {free['max_tokens']}): {wall_free:.1f} s, "
+                f"{done_free} tokens "
                 f"({done_free / max(wall_free - again_s, 1e-6):.1f} tokens/s of generation)",
                 flush=True,
             )

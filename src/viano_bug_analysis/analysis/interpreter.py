@@ -382,6 +382,7 @@ class CaseInterpreter:
             prepared,
             self.gateway.max_output_tokens,
             distinct_ids=self.gateway.grammar_keeps_ids_distinct,
+            answer_tokens=getattr(self.gateway, "answer_tokens", None),
         )
         key = AttemptKey(
             attempt_id=attempt_id,

@@ -264,16 +264,26 @@ class PromptBuilder:
         return out
 
     def request(
-        self, prepared: PreparedContext, max_output_tokens: int, *, distinct_ids: bool = True
+        self,
+        prepared: PreparedContext,
+        max_output_tokens: int,
+        *,
+        distinct_ids: bool = True,
+        answer_tokens: int | None = None,
     ) -> ModelRequest:
         """The model request: the versioned system prompt, the context as data;
-        ``distinct_ids`` as in ``derive_schema``."""
+        ``distinct_ids`` as in ``derive_schema``. The schema bounds an answer to
+        ``answer_tokens`` when given (a provider's smaller answer size, ADR 0105), else to
+        ``max_output_tokens``, which stays the request's limit."""
+        bound = (
+            max_output_tokens if answer_tokens is None else min(answer_tokens, max_output_tokens)
+        )
         prompt = system_prompt()
         user = USER_PREAMBLE + prepared.context_bytes.decode("utf-8")
         return ModelRequest(
             messages=(Message("system", prompt.text), Message("user", user)),
             output_name=OUTPUT_NAME,
-            output_schema=prepared.output_schema(max_output_tokens, distinct_ids=distinct_ids),
+            output_schema=prepared.output_schema(bound, distinct_ids=distinct_ids),
             prompt_version=prompt.version,
             temperature=0.0,
             max_output_tokens=max_output_tokens,

@@ -13,6 +13,7 @@ The file lists providers in failover order, one retry policy and a few limits (s
     max_output_tokens = 4096
     structured_output = "json_schema"
     context_window_tokens = 32768 # optional: prompt + answer; contexts are fitted to it
+    answer_tokens = 1024          # optional: the answer size the request schema bounds to
 
     [retry]
     max_attempts = 3              # attempts per attempt_id, each one a failover pass
@@ -97,6 +98,20 @@ class VianoProviderConfig(ProviderConfig):
     (``analysis/budget.py``); without one, only ``InterpretationLimits`` bound it."""
 
     context_window_tokens: int | None = Field(default=None, ge=1024, le=10_000_000)
+    # The answer size (tokens) the request schema bounds every answer to, when it should
+    # be smaller than ``max_output_tokens``: a slow model whose time is its output (the
+    # embedded model, ADR 0105). ``max_output_tokens`` stays the request's hard limit and
+    # what the context budget keeps free; validation is the same either way.
+    answer_tokens: int | None = Field(default=None, ge=64, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _answer_within_output(self) -> VianoProviderConfig:
+        limit = self.max_output_tokens
+        if self.answer_tokens is not None and limit is not None and self.answer_tokens > limit:
+            raise ValueError(
+                f"answer_tokens ({self.answer_tokens}) exceeds max_output_tokens ({limit})"
+            )
+        return self
 
 
 class GatewayConfig(BaseModel):
@@ -168,8 +183,9 @@ class GatewayConfig(BaseModel):
         data = self.model_dump(mode="json")
         for provider in data["providers"]:
             # no window: the same fingerprint as before the setting existed
-            if provider.get("context_window_tokens") is None:
-                provider.pop("context_window_tokens", None)
+            for key in ("context_window_tokens", "answer_tokens"):
+                if provider.get(key) is None:
+                    provider.pop(key, None)
         return fingerprint(data, "llm_config")
 
 

@@ -156,6 +156,17 @@ class LLMGateway:
         return min(values) if values else 4096
 
     @property
+    def answer_tokens(self) -> int:
+        """The answer size the request schema is bounded to: the smallest
+        ``answer_tokens`` (else ``max_output_tokens``) among the providers, since any may
+        answer in failover; never above :attr:`max_output_tokens` (ADR 0105)."""
+        values = [
+            getattr(p, "answer_tokens", None) or p.max_output_tokens for p in self.config.providers
+        ]
+        known = [v for v in values if v]
+        return min([*known, self.max_output_tokens])
+
+    @property
     def grammar_keeps_ids_distinct(self) -> bool:
         """Whether every provider may be sent lists that need distinct ids: False when one
         constrains its answer with llama.cpp's grammar (``json_object_schema``), which
