@@ -25,7 +25,7 @@ from datetime import datetime
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from trace_app.domain import audit
+from trace_app.domain import audit, status_events
 from trace_app.domain.alerts import settle_alerts
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import AlertClosedError, InvalidInputError, NotFoundError
@@ -147,13 +147,16 @@ def close_alert(
             raise AlertClosedError("The alert did not close; reload the page.")
     else:
         now = utc_now()
-        for row in _sources(session, alert):
+        sources = _sources(session, alert)
+        seen = status_events.before(session, [row.person_id for row in sources])
+        for row in sources:
             row.state = AlertState.CLOSED.value
             row.close_reason = reason.value
             row.close_note = text
             row.closed_by = actor.name
             row.closed_at = now
         session.flush()
+        status_events.record_changes(session, seen, alert.incident_id)
     audit.record(
         session,
         actor,
@@ -195,6 +198,7 @@ def reopen_alert(
     }
     if alert.close_reason is not None:
         cleared = [row for row in _sources(session, alert) if row.close_reason is not None]
+        seen = status_events.before(session, [row.person_id for row in cleared])
         for row in cleared:
             row.close_reason = None
             row.close_note = None
@@ -205,6 +209,7 @@ def reopen_alert(
         # a source may belong to another group by now: settle every group it touched
         settle_alerts(session, [row.person_id for row in cleared])
         session.flush()
+        status_events.record_changes(session, seen, alert.incident_id)
         reopened = alert
     else:
         if not source:

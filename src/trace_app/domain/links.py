@@ -29,7 +29,7 @@ from datetime import datetime
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from trace_app.domain import audit
+from trace_app.domain import audit, status_events
 from trace_app.domain.alerts import settle_alerts
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError, NotFoundError
@@ -111,11 +111,13 @@ def decide_link(
         sequence=(last.sequence if last else 0) + 1,
         decided_by=actor.name,
     )
+    seen = status_events.before(session, [a, b])
     session.add(link)
     session.flush()
     regroup(session, person.incident_id, [a, b])
     settle_alerts(session, [a, b])
     session.flush()
+    status_events.record_changes(session, seen, person.incident_id)
     audit.record(
         session,
         actor,

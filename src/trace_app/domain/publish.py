@@ -23,7 +23,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from trace_app.domain import audit
+from trace_app.domain import audit, status_events
 from trace_app.domain.alerts import alert_for_missing_claim, settle_alerts
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import (
@@ -252,6 +252,8 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
         )
         for data in items
     ]
+    # the groups as subscribers saw them: the outbox's events are the differences
+    seen = status_events.before(session, [person.id for person in people])
     organizations: dict[str, Organization] = {}
     position = (
         session.scalar(
@@ -300,6 +302,7 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
     session.flush()
     settle_alerts(session, [person.id for person in people])
     session.flush()
+    status_events.record_changes(session, seen, incident.id)
     return reports
 
 
