@@ -29,6 +29,7 @@ def main() -> None:
 # --- the subcommands of `trace`: one line per command or group ------------------------
 app.command("serve")(server_cli.serve)
 app.command("reset")(server_cli.reset)
+app.command("worker")(server_cli.worker)
 app.add_typer(incident_cli.app, name="incident")
 app.command("investigate")(investigation_cli.investigate)
 app.command("ledger")(investigation_cli.ledger)

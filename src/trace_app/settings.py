@@ -21,6 +21,13 @@
 | ``TRACE_LOGIN_LIMIT`` | ``5/minute`` | failed sign-ins per account name |
 | ``TRACE_LOGIN_LIMIT_ADDRESS`` | ``20/minute`` | failed sign-ins per client address |
 | ``TRACE_PUBLISH_LIMIT`` | ``120/minute`` | reports published per account or token |
+| ``TRACE_SMTP_URL`` | none (mail waits) | ``smtp://`` or ``smtps://user:password@host:port`` |
+| ``TRACE_MAIL_FROM`` | ``trace@trace.invalid`` | the ``From`` address of mail to enquirers |
+| ``TRACE_PUBLIC_URL`` | ``http://HOST:PORT`` served | the base of links in mail |
+| ``TRACE_DELIVERY_RETRY_SECONDS`` | ``30`` | first backoff step of a failed delivery (doubles) |
+| ``TRACE_DELIVERY_MAX_ATTEMPTS`` | ``8`` | attempts before a delivery is dead (a dead letter) |
+| ``TRACE_DELIVERY_LEASE_SECONDS`` | ``60`` | a worker's claim; past it another worker retries |
+| ``TRACE_DELIVERY_WORKER`` | ``1`` | ``0``: ``trace serve`` runs no delivery worker |
 
 The model's settings (which model, its key, the passphrase, the audit log) are
 :class:`trace_app.investigation.model_settings.ModelSettings`. These two classes are the
@@ -35,8 +42,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_PFIF_DOMAIN = "trace.invalid"
@@ -50,6 +58,7 @@ DEFAULT_REQUEST_CAP = 200
 # Without TRACE_ALLOWED_HOSTS: `trace serve` answers to the host it is bound to, and an app
 # made in code to the loopback names.
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost")
+DEFAULT_MAIL_FROM = "trace@trace.invalid"
 
 
 class SettingsError(ValueError):
@@ -100,6 +109,16 @@ class TraceSettings:
     publish_limit: str = "120/minute"
     # refused authorisations written to the audit trail, per principal
     refusal_audit_limit: str = "10/minute"
+    # notifications (docs/notifications.md): the mail server (None: mail waits in the
+    # outbox; never shown, it may hold a password), the sender, the base of mailed links,
+    # and the delivery worker's backoff, dead letter and lease
+    smtp_url: str | None = field(default=None, repr=False)
+    mail_from: str = DEFAULT_MAIL_FROM
+    public_url: str = ""
+    delivery_retry_seconds: float = 30.0
+    delivery_max_attempts: int = 8
+    delivery_lease_seconds: float = 60.0
+    delivery_worker: bool = True
 
     @classmethod
     def from_env(
@@ -172,6 +191,14 @@ class TraceSettings:
             login_limit_address=_rate(env, "TRACE_LOGIN_LIMIT_ADDRESS", "20/minute"),
             publish_limit=_rate(env, "TRACE_PUBLISH_LIMIT", "120/minute"),
             refusal_audit_limit=_rate(env, "TRACE_REFUSAL_AUDIT_LIMIT", "10/minute"),
+            smtp_url=_smtp_url(env),
+            mail_from=env.get("TRACE_MAIL_FROM", "").strip() or DEFAULT_MAIL_FROM,
+            public_url=_public_url(env),
+            delivery_retry_seconds=_seconds(env, "TRACE_DELIVERY_RETRY_SECONDS", 30.0),
+            delivery_max_attempts=_whole(env, "TRACE_DELIVERY_MAX_ATTEMPTS", 8, 1, 100),
+            delivery_lease_seconds=_seconds(env, "TRACE_DELIVERY_LEASE_SECONDS", 60.0),
+            delivery_worker=env.get("TRACE_DELIVERY_WORKER", "1").strip().lower()
+            not in {"0", "false", "no"},
         )
 
     @property
@@ -206,6 +233,40 @@ def _whole(env: Mapping[str, str], name: str, default: int, low: int, high: int)
         raise SettingsError(f"{name} must be a whole number: {raw!r}") from exc
     if not low <= value <= high:
         raise SettingsError(f"{name} must be from {low} to {high}, not {value}")
+    return value
+
+
+def _smtp_url(env: Mapping[str, str]) -> str | None:
+    """``smtp://[user:password@]host[:port]`` or ``smtps://...``; the message never repeats
+    the value (it may hold a password)."""
+    raw = env.get("TRACE_SMTP_URL", "").strip()
+    if not raw:
+        return None
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise SettingsError("TRACE_SMTP_URL is not a URL Trace can read") from exc
+    if parts.scheme not in {"smtp", "smtps"} or not parts.hostname:
+        raise SettingsError("TRACE_SMTP_URL must look like smtp://host:25 or smtps://host:465")
+    return raw
+
+
+def _public_url(env: Mapping[str, str]) -> str:
+    raw = env.get("TRACE_PUBLIC_URL", "").strip().rstrip("/")
+    if raw and (urlsplit(raw).scheme not in {"http", "https"} or not urlsplit(raw).netloc):
+        raise SettingsError(f"TRACE_PUBLIC_URL must start with https:// or http://: {raw!r}")
+    return raw
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError as exc:
+        raise SettingsError(f"{name} must be a number of seconds: {raw!r}") from exc
+    if not 0.01 <= value <= 86400:
+        raise SettingsError(f"{name} must be from 0.01 to 86400 seconds, not {value}")
     return value
 
 

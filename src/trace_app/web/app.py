@@ -47,6 +47,7 @@ from trace_app.web.reports import publish_routes
 from trace_app.web.reports import routes as report_routes
 from trace_app.web.reviews import routes as review_routes
 from trace_app.web.security import SecurityMiddleware
+from trace_app.web.subscriptions import routes as subscription_routes
 from trace_app.web.throttle import PassphraseThrottle, PublishLimiter
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,7 @@ def create_app(
     app.include_router(interchange_page_routes.router)
     app.include_router(investigation_routes.router)
     app.include_router(review_routes.router)
+    app.include_router(subscription_routes.router)  # mailed links (issue 41)
     investigation_routes.setup(app, model)
     return app
 

@@ -29,6 +29,12 @@ REPO = Path(__file__).resolve().parents[3]
 SHIPPED_RUNS = REPO / "demo" / "recorded_investigations.json"
 MEMBER = "member-target"
 PUBLIC_ROUTES = {("GET", "/login"), ("POST", "/login"), ("GET", "/healthz")}
+# the enquirer's mailed links (issue 41): the token in the path is the credential
+PUBLIC_ROUTES |= {
+    (method, f"/subscriptions/{purpose}/{{token}}")
+    for method in ("GET", "POST")
+    for purpose in ("confirm", "unsubscribe")
+}
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 
 
@@ -150,6 +156,29 @@ def _previewed(client: TestClient, ids: dict[str, str]) -> dict[str, str]:
 
 def _form(client: TestClient, path: str, data: dict[str, str]) -> Any:
     return client.post(path, data={**data, "csrf_token": csrf(client)})
+
+
+def _mailed_link(client: TestClient, ids: dict[str, str], purpose: str) -> str:
+    """The path of a fresh mailed link (issue 41) for a new inquiry about a person."""
+    from datetime import UTC, datetime
+
+    from trace_app.notifications import links
+    from trace_app.store.notification_models import Inquiry, LinkPurpose
+
+    db: Database = client.app.state.db  # type: ignore[attr-defined]
+    with db.session() as session:
+        inquiry = Inquiry(
+            id=f"inq_{purpose}_{datetime.now(UTC).timestamp():.0f}",
+            incident_id=ids["incident_id"],
+            person_id=ids["person_id"],
+            enquirer_name="Anil",
+            email="anil@example.org",
+            consent_at=datetime.now(UTC),
+        )
+        session.add(inquiry)
+        session.flush()
+        token = links.issue(session, inquiry.id, LinkPurpose(purpose))
+    return f"/subscriptions/{purpose}/{token}"
 
 
 # One successful call per state-changing route (as an admin who publishes for the
@@ -375,6 +404,18 @@ EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
         "member.remove",
     ),
     ("POST", "/api/demo/reset"): (lambda c, ids: c.post("/api/demo/reset", json={}), "demo.reset"),
+    ("POST", "/subscriptions/confirm/{token}"): (
+        lambda c, ids: _form(c, _mailed_link(c, ids, "confirm"), {}),
+        "inquiry.email_confirmed",
+    ),
+    ("POST", "/subscriptions/unsubscribe/{token}"): (  # RFC 8058 one-click: no form token
+        lambda c, ids: c.post(
+            _mailed_link(c, ids, "unsubscribe"),
+            content=b"List-Unsubscribe=One-Click",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        ),
+        "inquiry.unsubscribed",
+    ),
     ("POST", "/demo/reset"): (lambda c, ids: _form(c, "/demo/reset", {}), "demo.reset"),
 }
 

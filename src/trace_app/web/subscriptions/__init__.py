@@ -1,0 +1,1 @@
+"""The enquirer's pages reached from mail: confirm the address, unsubscribe (issue 41)."""
