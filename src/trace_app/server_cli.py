@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,6 +18,9 @@ from trace_app.cli_support import (
     trace_settings,
 )
 from trace_app.settings import TraceSettings
+
+if TYPE_CHECKING:
+    from trace_app.store.db import Database
 
 
 def serve(
@@ -49,7 +53,9 @@ def serve(
     typer.echo(f"Trace on http://{host}:{port}  ({kind}; database: {describe_database(settings)})")
     # Forwarded headers are read by the app, from TRACE_TRUSTED_PROXIES only; uvicorn's own
     # reading (which trusts loopback by default) is off.
-    stop = _start_worker(settings) if worker and settings.delivery_worker else None
+    stop = (
+        _start_worker(web_app.state.db, settings) if worker and settings.delivery_worker else None
+    )
     try:
         uvicorn.run(web_app, host=host, port=port, log_level="info", proxy_headers=False)
     finally:
@@ -57,12 +63,11 @@ def serve(
             stop.set()
 
 
-def _start_worker(settings: TraceSettings) -> threading.Event:
-    """The delivery worker in a daemon thread, with its own engine; set the event to stop."""
+def _start_worker(db: Database, settings: TraceSettings) -> threading.Event:
+    """The delivery worker in a daemon thread, on the app's engine; set the event to stop."""
     from trace_app.notifications.worker import start_thread
-    from trace_app.store.db import Database
 
-    _thread, stop = start_thread(Database.from_settings(settings), settings)
+    _thread, stop = start_thread(db, settings)
     if not settings.smtp_url:
         typer.echo("Mail waits in the outbox: TRACE_SMTP_URL is not set.")
     return stop

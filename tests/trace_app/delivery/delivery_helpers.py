@@ -82,6 +82,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     status: int
+    path: str = ""
 
 
 @dataclass
@@ -110,12 +111,13 @@ def webhook_receiver(answer: Callable[[int], int] = lambda _n: 200) -> Iterator[
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length", "0")))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            call = Received(headers, body, 0, self.path)
             with receiver.lock:
-                status = receiver.answer(len(receiver.calls))
-                receiver.calls.append(
-                    Received({k.lower(): v for k, v in self.headers.items()}, body, status)
-                )
-            self.send_response(status)
+                number = len(receiver.calls)
+                receiver.calls.append(call)
+            call.status = receiver.answer(number)  # may wait (a receiver that hangs)
+            self.send_response(call.status)
             self.send_header("content-length", "0")
             self.end_headers()
 
