@@ -15,7 +15,14 @@ from __future__ import annotations
 
 import typer
 
-from trace_app import accounts_cli, incident_cli, interchange_cli, local_cli, server_cli
+from trace_app import (
+    accounts_cli,
+    incident_cli,
+    inquiries_cli,
+    interchange_cli,
+    local_cli,
+    server_cli,
+)
 from trace_app.investigation import cli as investigation_cli
 
 app = typer.Typer(help="Trace: disaster people-tracing.", no_args_is_help=True)
@@ -41,6 +48,7 @@ app.add_typer(interchange_cli.import_app, name="import")
 app.add_typer(accounts_cli.user_app, name="user")
 app.add_typer(accounts_cli.token_app, name="token")
 app.command("audit")(accounts_cli.audit)
+app.add_typer(inquiries_cli.app, name="inquiries")
 
 
 if __name__ == "__main__":

@@ -310,6 +310,17 @@ PERMISSION: dict[str, Term] = {
         "Reset the demo",
         "You cannot reset the demo. A coordinator or admin can.",
     ),
+    "contacts:read": Term(
+        "Read the contacts of people looking for someone",
+        (
+            "You cannot read the contacts of people looking for someone here. "
+            "A coordinator or admin of this incident can."
+        ),
+    ),
+    "webhooks:write": Term(
+        "Manage partner webhooks",
+        "You cannot manage this incident's webhooks. A coordinator or admin of this incident can.",
+    ),
     "users:write": Term(
         "Manage accounts",
         "You cannot manage accounts. An admin for every incident can.",

@@ -12,6 +12,7 @@ user's role in the incident at hand.
 | reporter | reports:write (for the member's own organisation only) |
 | reviewer | reviews:write, links:write, alerts:write, checks:run |
 | coordinator | incidents:write, pfif:read, pfif:write, members:write, demo:reset |
+| coordinator, too | contacts:read (enquirers' contacts, each read audited), webhooks:write |
 | admin | users:write, audit:read |
 """
 
@@ -34,6 +35,9 @@ class Permission(enum.StrEnum):
     PFIF_WRITE = "pfif:write"
     MEMBERS_WRITE = "members:write"
     DEMO_RESET = "demo:reset"
+    # enquirers' contacts (tracing requests, issue 41): every read is audited
+    CONTACTS_READ = "contacts:read"
+    WEBHOOKS_WRITE = "webhooks:write"
     USERS_WRITE = "users:write"
     AUDIT_READ = "audit:read"
 
@@ -64,6 +68,8 @@ _ADDS: dict[Role, frozenset[Permission]] = {
             Permission.PFIF_WRITE,
             Permission.MEMBERS_WRITE,
             Permission.DEMO_RESET,
+            Permission.CONTACTS_READ,
+            Permission.WEBHOOKS_WRITE,
         }
     ),
     Role.ADMIN: frozenset({Permission.USERS_WRITE, Permission.AUDIT_READ}),

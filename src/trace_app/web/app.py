@@ -38,6 +38,7 @@ from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.failures import RefusalAudit, trace_error_handler
 from trace_app.web.incidents import routes as incident_routes
 from trace_app.web.incidents.views import menu_incident_of
+from trace_app.web.inquiries import routes as inquiry_routes
 from trace_app.web.interchange import api_routes as interchange_api_routes
 from trace_app.web.interchange import page_routes as interchange_page_routes
 from trace_app.web.investigation import routes as investigation_routes
@@ -49,6 +50,7 @@ from trace_app.web.reviews import routes as review_routes
 from trace_app.web.security import SecurityMiddleware
 from trace_app.web.subscriptions import routes as subscription_routes
 from trace_app.web.throttle import PassphraseThrottle, PublishLimiter
+from trace_app.web.webhooks import routes as webhook_routes
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +152,8 @@ def create_app(
     app.include_router(interchange_page_routes.router)
     app.include_router(investigation_routes.router)
     app.include_router(review_routes.router)
+    app.include_router(inquiry_routes.api_router)
+    app.include_router(webhook_routes.api_router)
     app.include_router(subscription_routes.router)  # mailed links (issue 41)
     investigation_routes.setup(app, model)
     return app

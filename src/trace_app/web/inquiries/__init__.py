@@ -1,0 +1,1 @@
+"""Tracing requests and follow-ups over the API (issue 41)."""

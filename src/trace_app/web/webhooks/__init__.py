@@ -1,0 +1,1 @@
+"""Partner webhooks and the deliveries list over the API (issue 41)."""
