@@ -151,33 +151,37 @@ def record_demo(
         "demo/recorded_investigations.json at the root of the checkout Trace runs from.",
     ),
 ) -> None:
-    """Record real runs of the two seeded reports with the configured model (2-3 calls)."""
+    """Record real runs of the seeded reports with the configured model, else the embedded
+    one started for the run (3 reports, 1-2 calls each)."""
     from modelgate.providers import build_provider
     from trace_app.investigation.demo_recording import RecordingFailed
     from trace_app.investigation.demo_recording import record_demo as run_recording
     from trace_app.investigation.recorded import default_output
     from trace_app.investigation.service import ledger_factory_for
+    from trace_app.local_model import model_for_commands
 
     settings = trace_settings()
-    model = model_settings()
+    configured = model_settings()
     target = output or default_output(settings.recorded_investigations)
     if target is None:
         fail(
             "Trace is not running from a checkout and TRACE_RECORDED_INVESTIGATIONS "
             "is unset; pass --output PATH"
         )
-    try:
-        outcome = asyncio.run(
-            run_recording(
-                model=model,
-                passphrase=_passphrase(model, True),
-                output=target,
-                ledger_factory=ledger_factory_for(settings),
-                provider_factory=build_provider,
+    with model_for_commands(configured, log_dir=settings.ensure_home()) as choice:
+        model = choice.settings
+        try:
+            outcome = asyncio.run(
+                run_recording(
+                    model=model,
+                    passphrase=_passphrase(model, True),
+                    output=target,
+                    ledger_factory=ledger_factory_for(settings),
+                    provider_factory=build_provider,
+                )
             )
-        )
-    except RecordingFailed as exc:
-        fail(f"{exc}; {target} was left unchanged", 1)
+        except RecordingFailed as exc:
+            fail(f"{exc}; {target} was left unchanged", 1)
     for result in outcome.results:
         typer.echo(
             f"{result.status.value}: {result.attribution} / {result.referenced_source}"

@@ -1,4 +1,8 @@
-"""``trace record-demo``: record real runs of the two seeded reports for REPLAYED mode.
+"""``trace record-demo``: record real runs of seeded reports for REPLAYED mode.
+
+Three reports: the police report and the community relay (the relay-and-source pair the
+demo is built around), and Sunita Bhandari's camp entry, the report a reviewer opens in the
+reviewer's task of issue 40 (found by searching "Sunitta").
 
 The runs are made on a fresh, temporary copy of the seeded demo (the user's database is
 not touched), through the normal guarded path: passphrase, key, the server's real ledger
@@ -17,7 +21,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from modelgate.recording import Recorder, load_exchanges
-from trace_app.demo.data import COMMUNITY_RELAY, POLICE_REPORT, DemoReport
+from trace_app.demo.data import CAMP, COMMUNITY_RELAY, POLICE_REPORT, REPORTS, DemoReport
 from trace_app.demo.seed import seed_demo
 from trace_app.domain.errors import ConfigurationError
 from trace_app.investigation.model_settings import ModelSettings
@@ -32,7 +36,8 @@ from trace_app.store.db import Database, make_engine, migrate
 from trace_app.store.models import Organization, Report
 from trace_app.store.types import utc_now
 
-SEEDED_REPORTS: tuple[DemoReport, ...] = (POLICE_REPORT, COMMUNITY_RELAY)
+REVIEWER_TASK_ENTRY = next(r for r in REPORTS if r.source == CAMP and r.person == "Sunita Bhandari")
+SEEDED_REPORTS: tuple[DemoReport, ...] = (POLICE_REPORT, COMMUNITY_RELAY, REVIEWER_TASK_ENTRY)
 
 
 class RecordingFailed(ConfigurationError):

@@ -9,7 +9,7 @@ inside the package (``trace_app/demo/``) if a build put one there. With none of 
 (an installed wheel without the copy) Reset logs a warning and creates no REPLAYED runs.
 See ``docs/decisions/0031``.
 
-The file holds real model runs of the two seeded reports, written only by
+The file holds real model runs of three seeded reports, written only by
 ``trace record-demo`` (:func:`write_recorded`) from live investigations. After every reset
 :func:`recreate_replayed_runs` re-creates each recorded run as a REPLAYED
 ``InvestigationRun`` when, and only when, a seeded report still has the recorded content

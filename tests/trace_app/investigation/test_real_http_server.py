@@ -175,17 +175,18 @@ def test_live_cached_refused_partial_and_replayed_over_real_http(
         failed = live.investigate(other)
         assert (failed["status"], stub.count, live.counted()) == ("FAILED", 4, 4)
 
-    # record-demo through the CLI, against the same server: 1 + 2 calls
+    # record-demo through the CLI, against the same server: 1 + 2 + 1 calls
     stub.add(
         answer({"attribution": "RELAY", "referenced_source": "NONE"}),
         answer({"attribution": "RELAY", "referenced_source": POLICE}),
         answer({"support": "SUPPORTS"}),
+        answer({"attribution": "RELAY", "referenced_source": "NONE"}),
     )
     monkeypatch.setenv("TRACE_MODEL_BASE_URL", stub.base_url)
     monkeypatch.setenv("TRACE_MODEL", NEMOTRON_MODEL)
     outcome = CliRunner().invoke(trace_cli, ["record-demo", "--output", str(recorded)])
     assert outcome.exit_code == 0, outcome.output
-    assert stub.count == 7
+    assert stub.count == 8
     assert PASSPHRASE not in outcome.output and PASSPHRASE not in recorded.read_text()
 
     # REPLAYED after reset: no call, no passphrase
@@ -198,15 +199,15 @@ def test_live_cached_refused_partial_and_replayed_over_real_http(
         assert (replayed["status"], replayed["mode"]) == ("NEEDS_REVIEW", "REPLAYED")
         page = http.get(f"/reports/{relay}")
         assert "REPLAYED" in page.text and PASSPHRASE not in page.text
-        assert stub.count == 7 and live.counted() == 7
+        assert stub.count == 8 and live.counted() == 8
 
     # the CLI shows the ledger and a saved result without a call
     shown = CliRunner().invoke(trace_cli, ["ledger"])
-    assert shown.exit_code == 0 and json.loads(shown.output)["requests"] == 7
+    assert shown.exit_code == 0 and json.loads(shown.output)["requests"] == 8
     shown = CliRunner().invoke(trace_cli, ["investigate", relay, "--json", "--no-prompt"])
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.output)["mode"] == "REPLAYED"
-    assert stub.count == 7
+    assert stub.count == 8
 
 
 def test_another_model_gets_no_reasoning_field_and_its_own_output_mode(

@@ -41,7 +41,7 @@ def test_the_recordings_live_at_the_checkouts_demo_folder(
     assert default_path() == SHIPPED == default_output()
     assert SHIPPED.is_file()
     assert not (REPO_ROOT / "src" / "trace_app" / "demo" / "recorded_investigations.json").exists()
-    assert len(load_recorded()) == 2
+    assert len(load_recorded()) == 3
 
 
 def test_the_environment_variable_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_trace_reset_from_any_folder_replays_the_shipped_runs_under_the_default_
     db = Database(make_engine(f"sqlite:///{tmp_path / 'home' / 'trace.db'}"))
     try:
         runs = saved_runs(db)
-        assert sorted(r.mode for r in runs) == ["REPLAYED", "REPLAYED"]
+        assert sorted(r.mode for r in runs) == ["REPLAYED"] * 3
         recorded_models = {r.model for r in load_recorded(SHIPPED)}
         assert {r.model for r in runs} == recorded_models
         with db.session() as session:

@@ -15,7 +15,11 @@ from modelgate.ledger import JsonFileLedger, Ledger
 from modelgate.providers import Provider, ProviderConfig, ScriptedProvider
 from trace_app import demo_reset
 from trace_app.demo.data import POLICE
-from trace_app.investigation.demo_recording import RecordingFailed, record_demo
+from trace_app.investigation.demo_recording import (
+    REVIEWER_TASK_ENTRY,
+    RecordingFailed,
+    record_demo,
+)
 from trace_app.investigation.model_settings import NEMOTRON_MODEL, ModelSettings
 from trace_app.investigation.recorded import (
     load_recorded,
@@ -31,12 +35,16 @@ from .conftest import (
     Harness,
     community_relay_id,
     police_report_id,
+    report_id_for,
     run_count,
     saved_runs,
 )
 
 POLICE_ANSWER = {"attribution": "RELAY", "referenced_source": "NONE"}
 RELAY_ANSWERS = ({"attribution": "RELAY", "referenced_source": POLICE}, {"support": "SUPPORTS"})
+# the camp entry the reviewer's task opens (Sunita Bhandari)
+CAMP_ANSWER = {"attribution": "RELAY", "referenced_source": "NONE"}
+ANSWERS = [POLICE_ANSWER, *RELAY_ANSWERS, CAMP_ANSWER]
 
 
 async def record(tmp_path: Path, provider: ScriptedProvider, ledger_path: Path) -> Path:
@@ -68,21 +76,23 @@ def reset_demo(session: Session, recorded: Path | None) -> None:
 
 @pytest.fixture
 async def recorded_file(tmp_path: Path, ledger_path: Path) -> Path:
-    provider = ScriptedProvider([POLICE_ANSWER, *RELAY_ANSWERS], model=NEMOTRON_MODEL)
+    provider = ScriptedProvider(ANSWERS, model=NEMOTRON_MODEL)
     return await record(tmp_path, provider, ledger_path)
 
 
-async def test_record_demo_records_both_seeded_runs_from_a_run(
+async def test_record_demo_records_the_seeded_runs_from_a_run(
     recorded_file: Path, ledger_path: Path, db: Database
 ) -> None:
     runs = load_recorded(recorded_file)
     assert [(r.status, r.attribution, r.referenced_source, r.support) for r in runs] == [
         (Status.NEEDS_REVIEW, "RELAY", "NONE", None),
         (Status.NEEDS_REVIEW, "RELAY", POLICE, "SUPPORTS"),
+        (Status.NEEDS_REVIEW, "RELAY", "NONE", None),
     ]
-    assert [len(r.exchanges) for r in runs] == [1, 2]
+    assert [len(r.exchanges) for r in runs] == [1, 2, 1]
+    assert "Sunita Bhandari" in runs[2].citations[0].excerpt
     assert all(e["outcome"] == "ok" for r in runs for e in r.exchanges)
-    assert JsonFileLedger(ledger_path).snapshot().requests == 3  # recording is counted
+    assert JsonFileLedger(ledger_path).snapshot().requests == 4  # recording is counted
     # the user's database got no live run (its reset after recording replays them)
     assert {r.mode for r in saved_runs(db)} <= {"REPLAYED"}
     assert PASSPHRASE not in recorded_file.read_text()
@@ -95,7 +105,7 @@ async def test_reset_recreates_replayed_runs_shown_without_a_call(
         reset_demo(session, recorded_file)
 
     runs = saved_runs(harness.db)
-    assert sorted(r.mode for r in runs) == ["REPLAYED", "REPLAYED"]
+    assert sorted(r.mode for r in runs) == ["REPLAYED"] * 3
 
     result = await harness.service.investigate(community_relay_id(harness.db), None)
     assert (result.status, result.mode, result.support) == (
@@ -107,13 +117,13 @@ async def test_reset_recreates_replayed_runs_shown_without_a_call(
     police = await harness.service.investigate(police_report_id(harness.db), None)
     assert police.mode is Mode.REPLAYED
     assert harness.provider.requests == []
-    assert harness.requests_counted() == 3  # only the three recording calls, none since
+    assert harness.requests_counted() == 4  # only the four recording calls, none since
     saved = harness.service.saved_result(police_report_id(harness.db))
     assert saved is not None and saved.mode is Mode.REPLAYED
 
     with harness.db.session() as session:
         reset_demo(session, recorded_file)
-    assert run_count(harness.db) == 2  # re-created, not doubled
+    assert run_count(harness.db) == 3  # re-created, not doubled
 
 
 async def test_no_replay_where_the_content_no_longer_matches(
@@ -121,7 +131,7 @@ async def test_no_replay_where_the_content_no_longer_matches(
 ) -> None:
     with harness.db.session() as session:
         reset_demo(session, recorded_file)
-    assert run_count(harness.db) == 2
+    assert run_count(harness.db) == 3
     with harness.db.session() as session:
         session.execute(delete(InvestigationRun))
     with harness.db.session() as session:
@@ -130,8 +140,11 @@ async def test_no_replay_where_the_content_no_longer_matches(
         police.original_text = police.original_text.replace("24", "25")
     with harness.db.session() as session:
         added = recreate_replayed_runs(session, recorded_file)
-    # the police report changed; the relay's fingerprint covers the police report too
-    assert added == 0 and run_count(harness.db) == 0
+    # the police report changed; the relay's fingerprint covers the police report too;
+    # only the camp entry, untouched, is replayed
+    assert added == 1 and run_count(harness.db) == 1
+    camp_entry = report_id_for(harness.db, REVIEWER_TASK_ENTRY.source, REVIEWER_TASK_ENTRY.text)
+    assert [r.report_id for r in saved_runs(harness.db)] == [camp_entry]
 
 
 async def test_a_recording_for_another_fingerprint_is_not_replayed(
@@ -142,7 +155,9 @@ async def test_a_recording_for_another_fingerprint_is_not_replayed(
     recorded_file.write_text(json.dumps(data))
     with harness.db.session() as session:
         reset_demo(session, recorded_file)
-    assert [r.report_id for r in saved_runs(harness.db)] == [community_relay_id(harness.db)]
+    replayed = {r.report_id for r in saved_runs(harness.db)}
+    assert community_relay_id(harness.db) in replayed and len(replayed) == 2
+    assert police_report_id(harness.db) not in replayed
 
 
 async def test_an_invalid_recording_file_does_not_break_reset(
@@ -160,7 +175,9 @@ async def test_a_failed_recording_leaves_the_previous_file(
     recorded_file: Path, tmp_path: Path, ledger_path: Path
 ) -> None:
     before = recorded_file.read_bytes()
-    provider = ScriptedProvider([POLICE_ANSWER, {"attribution": "MAYBE"}], model=NEMOTRON_MODEL)
+    provider = ScriptedProvider(
+        [POLICE_ANSWER, {"attribution": "MAYBE"}, CAMP_ANSWER], model=NEMOTRON_MODEL
+    )
     with pytest.raises(RecordingFailed):
         await record(tmp_path, provider, ledger_path)
     assert recorded_file.read_bytes() == before
@@ -170,7 +187,7 @@ async def test_recording_needs_the_passphrase(
     tmp_path: Path, ledger_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("TRACE_LIVE_PASSPHRASE")
-    provider = ScriptedProvider([POLICE_ANSWER, *RELAY_ANSWERS], model=NEMOTRON_MODEL)
+    provider = ScriptedProvider(ANSWERS, model=NEMOTRON_MODEL)
     with pytest.raises(RecordingFailed):
         await record(tmp_path, provider, ledger_path)
     assert provider.requests == [] and not ledger_path.exists()
@@ -238,8 +255,9 @@ async def test_a_replayed_row_holds_what_was_recorded(
     with harness.db.session() as session:
         reset_demo(session, recorded_file)
     by_fingerprint = {r.fingerprint: r for r in load_recorded(recorded_file)}
+    camp_entry = report_id_for(harness.db, REVIEWER_TASK_ENTRY.source, REVIEWER_TASK_ENTRY.text)
     rows = saved_runs(harness.db)
-    assert len(rows) == 2
+    assert len(rows) == 3
     for row in rows:
         run = by_fingerprint[row.fingerprint]
         assert (row.mode, row.status, row.model, row.prompt_version) == (
@@ -265,4 +283,6 @@ async def test_a_replayed_row_holds_what_was_recorded(
         ]
         assert all(c["report_id"] for c in row.citations)  # every cited report was found
         assert row.citations[0]["report_id"] == row.report_id
-        assert row.evidence and row.rules_version is None
+        # the police report and the relay hold attribution cues; the camp entry none
+        assert row.rules_version is None
+        assert bool(row.evidence) is (row.report_id != camp_entry)
