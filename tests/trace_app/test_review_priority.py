@@ -179,7 +179,33 @@ def test_filters(database: Database, incident: str) -> None:
         page = review_queue.review_queue(
             s, incident, offset=0, limit=1, only=QueueFilter(organization_id=camp_org)
         )
-    assert page.total == 1
+    assert page.total == 1 and not page.total_at_least
+
+
+def test_a_filtered_total_stops_counting_at_the_cap(
+    database: Database, incident: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter's total counts at most FILTERED_TOTAL_CAP rows (or just past the page
+    asked for), and says so; every row is still reached page by page."""
+    reports = [report(database, incident, f"Person {n}", n + 1)[0] for n in range(5)]
+    for report_id in reports:
+        save_run(database, report_id)
+    monkeypatch.setattr(review_queue, "FILTERED_TOTAL_CAP", 3)
+    only = QueueFilter(reason=ReviewReason.UNCLEAR)
+    seen: list[str] = []
+    with database.sessions() as s:
+        first = review_queue.review_queue(s, incident, offset=0, limit=2, only=only)
+        assert (first.total, first.total_at_least, first.has_next) == (3, True, True)
+        seen += [item.report.id for item in first.items]
+        second = review_queue.review_queue(s, incident, offset=2, limit=2, only=only)
+        assert (second.total, second.total_at_least) == (5, True)  # just past this page
+        seen += [item.report.id for item in second.items]
+        last = review_queue.review_queue(s, incident, offset=4, limit=2, only=only)
+        assert (last.total, last.total_at_least, last.has_next) == (5, False, False)
+        seen += [item.report.id for item in last.items]
+        unfiltered = review_queue.review_queue(s, incident, offset=0, limit=2)
+        assert (unfiltered.total, unfiltered.total_at_least) == (5, False)
+    assert sorted(seen) == sorted(reports)
 
 
 def _audits(database: Database, action: str) -> list[AuditEvent]:

@@ -52,6 +52,10 @@ class Page(Generic[T]):
     # a page found by its cursor: whether a next page exists is whether next_after is set
     # (its offset is the cursor's count of rows before it, which may be out of date)
     by_cursor: bool = False
+    # ``total`` is a lower bound: counting stopped there (a filtered review queue counts
+    # at most :data:`trace_app.investigation.review_queue.FILTERED_TOTAL_CAP` rows past
+    # the page), so a page says "1,000 or more"
+    total_at_least: bool = False
 
     @property
     def number(self) -> int:

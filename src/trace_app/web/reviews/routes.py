@@ -101,6 +101,7 @@ def review_queue_api(
         total=page.total,
         offset=page.offset,
         limit=page.limit,
+        total_at_least=page.total_at_least,
     )
 
 

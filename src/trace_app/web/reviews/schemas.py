@@ -156,6 +156,9 @@ class ReviewQueuePage(BaseModel):
     total: int
     offset: int
     limit: int
+    # true when ``total`` is a lower bound: a filtered queue stops counting at 1,000 rows
+    # (or just past the page asked for)
+    total_at_least: bool = False
 
 
 def report_excerpt(result: InvestigationResult) -> str:
