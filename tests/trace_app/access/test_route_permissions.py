@@ -181,6 +181,42 @@ def _mailed_link(client: TestClient, ids: dict[str, str], purpose: str) -> str:
     return f"/subscriptions/{purpose}/{token}"
 
 
+def _stored(client: TestClient, ids: dict[str, str], what: str) -> str:
+    """The id of a fresh inquiry, follow-up or webhook of the incident (issue 41), stored
+    directly (no audit row: the example's call writes the one counted)."""
+    from datetime import UTC, datetime
+
+    from trace_app.store.notification_models import FollowUp, Inquiry, WebhookEndpoint
+    from trace_app.store.types import new_id
+
+    db: Database = client.app.state.db  # type: ignore[attr-defined]
+    now = datetime.now(UTC)
+    made: Inquiry | FollowUp | WebhookEndpoint
+    with db.session() as session:
+        if what == "inquiry":
+            made = Inquiry(
+                id=new_id("inq"),
+                incident_id=ids["incident_id"],
+                person_id=ids["person_id"],
+                enquirer_name="Anil",
+                email="anil@example.org",
+                consent_at=now,
+            )
+        elif what == "follow_up":
+            made = FollowUp(
+                id=new_id("fup"), incident_id=ids["incident_id"], person_id=ids["person_id"]
+            )
+        else:
+            made = WebhookEndpoint(
+                id=new_id("whk"),
+                incident_id=ids["incident_id"],
+                url="http://127.0.0.1:9/hook",
+                secret="whsec_dGVzdA==",
+            )
+        session.add(made)
+        return made.id
+
+
 # One successful call per state-changing route (as an admin who publishes for the
 # hospital), with the audit action it must record. Keys are (method, route path).
 EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
@@ -416,6 +452,45 @@ EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
         ),
         "inquiry.unsubscribed",
     ),
+    ("POST", "/api/incidents/{incident_id}/inquiries"): (
+        lambda c, ids: c.post(
+            f"/api/incidents/{ids['incident_id']}/inquiries",
+            json={
+                "person_id": ids["person_id"],
+                "enquirer": {"name": "Anil", "relationship": "brother", "phone": "+977 1234"},
+                "consent": True,
+            },
+        ),
+        "inquiry.create",
+    ),
+    ("POST", "/api/inquiries/{inquiry_id}/erase"): (
+        lambda c, ids: c.post(f"/api/inquiries/{_stored(c, ids, 'inquiry')}/erase", json={}),
+        "inquiry.erase",
+    ),
+    ("POST", "/api/inquiries/{inquiry_id}/close"): (
+        lambda c, ids: c.post(f"/api/inquiries/{_stored(c, ids, 'inquiry')}/close", json={}),
+        "inquiry.close",
+    ),
+    ("POST", "/api/incidents/{incident_id}/follow-ups/{follow_up_id}/done"): (
+        lambda c, ids: c.post(
+            f"/api/incidents/{ids['incident_id']}/follow-ups/{_stored(c, ids, 'follow_up')}/done",
+            json={},
+        ),
+        "follow_up.done",
+    ),
+    ("POST", "/api/incidents/{incident_id}/webhooks"): (
+        lambda c, ids: c.post(
+            f"/api/incidents/{ids['incident_id']}/webhooks", json={"url": "https://example.org/h"}
+        ),
+        "webhook.register",
+    ),
+    ("POST", "/api/incidents/{incident_id}/webhooks/{webhook_id}/remove"): (
+        lambda c, ids: c.post(
+            f"/api/incidents/{ids['incident_id']}/webhooks/{_stored(c, ids, 'webhook')}/remove",
+            json={},
+        ),
+        "webhook.remove",
+    ),
     ("POST", "/demo/reset"): (lambda c, ids: _form(c, "/demo/reset", {}), "demo.reset"),
 }
 
@@ -489,6 +564,10 @@ def _state_changing(app: FastAPI) -> list[tuple[str, str]]:
     return sorted((m, p) for m, p in EXAMPLES if m in UNSAFE or p.endswith(audited_reads))
 
 
+PUBLISHING = {"/api/reports", "/organizations/reports", "/publish"}
+INQUIRIES = "/api/incidents/{incident_id}/inquiries"  # a desk takes them (issue 41)
+
+
 @pytest.mark.parametrize("who", ["viewer", "reporter-elsewhere"])
 def test_too_small_a_role_changes_nothing(app: FastAPI, who: str) -> None:
     with signed_in(app) as admin:
@@ -507,8 +586,8 @@ def test_too_small_a_role_changes_nothing(app: FastAPI, who: str) -> None:
             call, _action = EXAMPLES[(method, path)]
             response = call(client, ids)
             where = f"{who}: {method} {path}"
-            if who != "viewer" and path in {"/api/reports", "/organizations/reports", "/publish"}:
-                # may publish, but only as their own organisation
+            if who != "viewer" and path in {*PUBLISHING, INQUIRIES}:
+                # may publish (and take a tracing request), but only as their own organisation
                 assert response.status_code in (201, 303), where
                 continue
             if path.endswith("/investigate"):
@@ -523,7 +602,7 @@ def test_too_small_a_role_changes_nothing(app: FastAPI, who: str) -> None:
             assert "only" in named.json()["detail"]
     after = [a for a in _audit_rows(app) if a not in own_rows]
     published = ["report.publish"] * 3  # the API, the form and its old address
-    expected = before + (published if who != "viewer" else [])
+    expected = before + (["inquiry.create", *published] if who != "viewer" else [])
     assert after == expected
     # the refusals are on the trail, at most TRACE_REFUSAL_AUDIT_LIMIT (10 a minute) each
     assert len(_audit_rows(app, refusals=True)) == 10

@@ -2,8 +2,9 @@
 
 - ``POST /api/incidents/{incident_id}/webhooks`` (webhooks:write): register a URL; the
   answer carries its secret, shown this once;
-- ``GET /api/incidents/{incident_id}/webhooks`` and ``DELETE
-  .../webhooks/{webhook_id}`` (webhooks:write): list (no secrets) and remove;
+- ``GET /api/incidents/{incident_id}/webhooks`` and ``POST
+  .../webhooks/{webhook_id}/remove`` (webhooks:write): list (no secrets) and remove (a
+  POST with a JSON body, as every change: the members' removal does the same);
 - ``GET /api/incidents/{incident_id}/deliveries?state=failed`` (contacts:read): what
   failed (dead, or retrying after an error), or the deliveries in another state.
 """
@@ -87,8 +88,8 @@ def list_webhooks(
     return WebhookList(items=[WebhookOut.of(v) for v in found])
 
 
-@api_router.delete(
-    "/incidents/{incident_id}/webhooks/{webhook_id}",
+@api_router.post(
+    "/incidents/{incident_id}/webhooks/{webhook_id}/remove",
     response_model=WebhookOut,
     responses=NOT_FOUND,
 )
