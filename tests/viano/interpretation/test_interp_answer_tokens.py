@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 from interp_catalogue import answer, catalogue, statement
-from interp_support import CASE_ID, PACKAGE_ID, answer_for, built_store, prepared_context, reply
+from interp_support import (
+    BASIC_INTAKE,
+    CASE_ID,
+    PACKAGE_ID,
+    answer_for,
+    built_store,
+    prepared_context,
+    reply,
+)
 from jsonschema import Draft202012Validator
 
 from modelgate.providers import ScriptedProvider
@@ -139,3 +147,17 @@ async def test_the_interpreter_sends_the_bounded_schema(tmp_path: Path) -> None:
     assert sent.max_output_tokens == 2048
     assert sent.output_schema is not None
     assert set(_lists(sent.output_schema).values()) <= {0, 1}
+
+
+def test_every_case_shares_the_prompt_prefix(tmp_path: Path) -> None:
+    """llama.cpp's server reuses the longest token prefix of the previous request: the
+    system prompt comes first and is the same bytes for every case, so a case after
+    another evaluates only its own context (ADR 0105)."""
+    first = prepared_context(built_store(tmp_path / "a"))
+    other = dict(BASIC_INTAKE, title="Printing a draft drops its last page", case_id="case-2")
+    second = prepared_context(built_store(tmp_path / "b", other), case_id="case-2")
+    a = PromptBuilder().request(first, 2048, answer_tokens=1024)
+    b = PromptBuilder().request(second, 2048, answer_tokens=1024)
+    assert [m.role for m in a.messages] == ["system", "user"]
+    assert a.messages[0] == b.messages[0]
+    assert a.messages[1] != b.messages[1]
