@@ -29,6 +29,7 @@ DATA_KEYS = (
     "previous_status",
     "at",
     "report_id",
+    "alert_id",
     "inquiry_id",
 )
 

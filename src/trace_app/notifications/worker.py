@@ -53,6 +53,8 @@ log = logging.getLogger(__name__)
 
 CLAIM_BATCH = 20
 MAX_BACKOFF_S = 6 * 3600.0
+# the longest wait between two looks for due work when there was none (an indexed query)
+POLL_S = 0.25
 STOPPED_WHILE_SENDING = "the worker stopped while sending"
 MailSender = Callable[[str, EmailMessage], None]
 
@@ -119,7 +121,10 @@ class DeliveryWorker:
         self.db = db
         self.settings = settings
         self.mail_sender: MailSender = mail_sender or smtp.send
-        self.http_client = http_client
+        # one client for the worker's life: its connection pool and TLS context are reused
+        self.http_client = http_client or httpx.Client(
+            timeout=webhooks.TIMEOUT_S, follow_redirects=False
+        )
         self.batch = batch
 
     # --- one pass ------------------------------------------------------------------
@@ -276,7 +281,7 @@ class DeliveryWorker:
 
     # --- running -------------------------------------------------------------------
     def poll_interval_s(self) -> float:
-        return min(1.0, max(0.02, self.settings.delivery_retry_seconds / 2))
+        return min(POLL_S, max(0.02, self.settings.delivery_retry_seconds / 2))
 
     def run_forever(self, stop: threading.Event) -> None:
         """Passes until ``stop`` is set; a pass with nothing to do waits a poll interval.
