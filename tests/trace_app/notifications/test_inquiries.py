@@ -7,14 +7,25 @@ A real app on SQLite with the seeded demo, real accounts and sessions."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
-from accounts_helpers import ADMIN_ORGANIZATION, app_database, signed_in
+from accounts_helpers import ADMIN_ORGANIZATION, TEST_OPERATOR, app_database, signed_in
 from sqlalchemy import select
 
+from trace_app.notifications import retention
+from trace_app.notifications.inquiries import (
+    InquiryInput,
+    close_inquiry,
+    create_inquiry,
+    get_inquiry,
+    looking_for_count,
+)
 from trace_app.store.account_models import AuditEvent
-from trace_app.store.models import Claim, Organization, Report
+from trace_app.store.db import Database
+from trace_app.store.models import Claim, Incident, Organization, Report
 from trace_app.store.notification_models import Inquiry, OutboxEvent
+from trace_app.store.types import new_id
 
 EMAIL = "planted.enquirer-41@example.org"
 PHONE = "+977 98 5555 0101"
@@ -185,3 +196,37 @@ def test_exports_never_include_enquirer_contacts(web: Any, incident_id: str) -> 
         assert "Exported Deskperson" in export.text  # the new person is exported ...
         for planted in (EMAIL, PHONE, ENQUIRER, "Plantednote", "5555"):
             assert planted not in export.text  # ... their enquirer never
+
+
+def test_a_request_from_taking_to_purge_on_both_databases(database: Database) -> None:
+    """The domain functions the routes call, on SQLite and PostgreSQL: a new person's
+    request, an audited read, closing, and the purge's tombstone after the retention."""
+    with database.session() as s:
+        incident = Incident(id=new_id("inc"), name="Inquiry Lifecycle")
+        s.add(incident)
+        incident_id = incident.id
+    data = InquiryInput.model_validate(_body(person={"name": "Lifecycle Person", "age": 7}))
+    with database.session() as s:
+        made = create_inquiry(s, incident_id, data, actor=TEST_OPERATOR, source="Lifecycle Desk")
+        inquiry_id, person_id = made.id, made.person_id
+    with database.session() as s:
+        assert looking_for_count(s, person_id) == 1
+        assert get_inquiry(s, inquiry_id, actor=TEST_OPERATOR).email == EMAIL
+        closed = close_inquiry(s, inquiry_id, actor=TEST_OPERATOR).closed_at
+    assert closed is not None
+    with database.session() as s:
+        result = retention.purge(s, actor=TEST_OPERATOR, now=closed + timedelta(days=90))
+    assert result.erased_ids == (inquiry_id,)
+    with database.session() as s:
+        tomb = get_inquiry(s, inquiry_id, actor=TEST_OPERATOR)
+        assert tomb.email is None and tomb.phone is None and tomb.contacts_erased_at
+        assert looking_for_count(s, person_id) == 0  # closed: no one is looking any more
+        actions = list(s.scalars(select(AuditEvent.action).order_by(AuditEvent.sequence)))
+    assert actions == [
+        "report.publish",
+        "inquiry.create",
+        "inquiry.read_contacts",
+        "inquiry.close",
+        "inquiry.purge",
+        "inquiry.read_contacts",
+    ]
