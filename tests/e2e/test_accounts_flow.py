@@ -60,7 +60,7 @@ def test_reporter_publishes_is_refused_a_review_reviewer_decides_admin_reads_the
     # saying who can (issue 40); a decision posted anyway (a stale page, a hand-made
     # request) is refused in those words, and nothing is recorded.
     queue = live_server.api("GET", f"/api/incidents/{incident_id}/reviews")
-    assert queue["total"] == 2  # the demo's recorded runs
+    assert queue["total"] == 3  # the demo's recorded runs
     report_id = queue["items"][0]["report_id"]
     page.goto(live_server.url(f"/incidents/{incident_id}/reviews"))
     assert "record decisions" in page.locator("#review-who-can").inner_text()
@@ -73,7 +73,7 @@ def test_reporter_publishes_is_refused_a_review_reviewer_decides_admin_reads_the
     )
     assert refused.status == 403
     assert "A reviewer, coordinator or admin of this incident can." in refused.text()
-    assert live_server.api("GET", f"/api/incidents/{incident_id}/reviews")["total"] == 2
+    assert live_server.api("GET", f"/api/incidents/{incident_id}/reviews")["total"] == 3
 
     # Signing out ends the session: the pages ask for a sign-in again.
     page.goto(live_server.url("/"))

@@ -1,8 +1,8 @@
 """In a real browser at 390 px: the Reviews page is a list of compact cards that unfold,
 in priority order, with filters and "assign to me" (issue 40, build item 5).
 
-The seeded demo's queue holds two NEEDS_REVIEW results after a reset (no model needed),
-both about Maya Gurung, whose alert is open. The page's height at 390 px is printed
+The seeded demo's queue holds three NEEDS_REVIEW results after a reset (no model needed):
+two about Maya Gurung, whose alert is open, first; then Sunita Bhandari's camp entry. The page's height at 390 px is printed
 (``pytest -s``; 4,442 px before the cards folded) and screenshots are saved."""
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ def test_the_queue_is_compact_on_a_phone_and_can_be_taken(
     live_server.reset()
     incident_id = live_server.incident_id()
     queue = live_server.api("GET", f"/api/incidents/{incident_id}/reviews")
-    assert [i["priority_words"] for i in queue["items"]] == ["Open alert", "Open alert"]
+    assert [i["priority_words"] for i in queue["items"]] == ["Open alert", "Open alert", ""]
     first = queue["items"][0]["report_id"]
 
     page.set_viewport_size(PHONE)
     page.goto(live_server.url(f"/incidents/{incident_id}/reviews"))
     height = _height(page)
-    print(f"\nReviews page at 390 px, 2 items folded: {height} px")
+    print(f"\nReviews page at 390 px, 3 items folded: {height} px")
     assert height < 1500, height
     screenshot(page, "review-queue-phone")
     item = page.locator(f"#review-{first}")

@@ -1,8 +1,8 @@
 """In a real browser: a person decides a NEEDS_REVIEW result on the Reviews page, and
 every page fits a 390-px phone with the whole header reachable.
 
-The seeded demo's REPLAYED runs are re-decided with today's rules when shown; two of
-them are NEEDS_REVIEW, so the queue is not empty after a reset (no model needed)."""
+The seeded demo's REPLAYED runs are re-decided with today's rules when shown; the three
+are NEEDS_REVIEW, so the queue is not empty after a reset (no model needed)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_a_person_decides_on_the_reviews_page(
     live_server.reset()
     incident_id = live_server.incident_id()
     queue = live_server.api("GET", f"/api/incidents/{incident_id}/reviews")
-    assert queue["total"] == 2
+    assert queue["total"] == 3
     first = queue["items"][0]
     run_before = live_server.api("GET", f"/api/reports/{first['report_id']}/investigation")
 
@@ -30,7 +30,7 @@ def test_a_person_decides_on_the_reviews_page(
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Reviews").click()
     page.wait_for_url(f"**/incidents/{incident_id}/reviews")
     items = page.locator("li.review-item")
-    assert items.count() == 2
+    assert items.count() == 3
     item = page.locator(f"#review-{first['report_id']}")
     card = item.locator("article.investigation-card")
     assert card.get_attribute("data-status") == "NEEDS_REVIEW"
@@ -42,7 +42,7 @@ def test_a_person_decides_on_the_reviews_page(
     item.get_by_role("button", name="Record decision").click()
     page.wait_for_url("**/reviews?decided=*")
     assert "It has left the queue" in page.locator("#review-recorded").inner_text()
-    assert items.count() == 1
+    assert items.count() == 2
     assert page.locator(f"#review-{first['report_id']}").count() == 0
 
     page.locator("#review-recorded a").click()
