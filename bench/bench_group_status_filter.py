@@ -20,12 +20,10 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import ScalarSelect, func, insert, select, update
@@ -33,7 +31,7 @@ from sqlalchemy.orm import Session
 
 import many_people
 from trace_app.domain import search, status_rule
-from trace_app.store.db import Database, make_engine, migrate
+from trace_app.store.db import Database
 from trace_app.store.models import Claim, ClaimStatus, Organization, Person, Report
 from trace_app.store.types import new_id
 
@@ -63,20 +61,8 @@ def record_status_before() -> ScalarSelect[str]:
     )
 
 
-@contextmanager
-def database(kind: str, pg_url: str) -> Iterator[Database]:
-    if kind == "sqlite":
-        with tempfile.TemporaryDirectory() as folder:
-            db = Database(make_engine(f"sqlite:///{Path(folder) / 'groups.db'}"))
-            migrate(db.engine)
-            yield db
-            db.dispose()
-    else:
-        with many_people.postgres_schema(pg_url) as url:
-            db = Database(make_engine(url))
-            migrate(db.engine)
-            yield db
-            db.dispose()
+def database(kind: str, pg_url: str) -> AbstractContextManager[Database]:
+    return many_people.migrated_database(kind, pg_url, "groups")
 
 
 def add_claims_and_groups(

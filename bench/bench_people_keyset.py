@@ -21,34 +21,19 @@ OFFSET / keyset for each.
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import AbstractContextManager
 
 import many_people
 from timing import median_ms
 from trace_app.domain import people_cursor, people_queries, queries
-from trace_app.store.db import Database, make_engine, migrate
+from trace_app.store.db import Database
 
 LIMIT = queries.PEOPLE_PER_PAGE
 
 
-@contextmanager
-def database(kind: str, pg_url: str) -> Iterator[Database]:
-    if kind == "sqlite":
-        with tempfile.TemporaryDirectory() as folder:
-            db = Database(make_engine(f"sqlite:///{Path(folder) / 'keyset.db'}"))
-            migrate(db.engine)
-            yield db
-            db.dispose()
-    else:
-        with many_people.postgres_schema(pg_url) as url:
-            db = Database(make_engine(url))
-            migrate(db.engine)
-            yield db
-            db.dispose()
+def database(kind: str, pg_url: str) -> AbstractContextManager[Database]:
+    return many_people.migrated_database(kind, pg_url, "keyset")
 
 
 def main() -> None:

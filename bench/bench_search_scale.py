@@ -14,16 +14,13 @@ database (a temporary SQLite file; a fresh schema of the test PostgreSQL server)
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import AbstractContextManager
 
 import many_people
 from timing import median_ms
 from trace_app.domain.search import search_people
-from trace_app.store.db import Database, make_engine, migrate
+from trace_app.store.db import Database
 
 SMALL = 10_000
 QUERIES = ("Sunitta", "sunita rai", "ra")
@@ -31,20 +28,8 @@ TARGET_MS = {"postgres": 20.0, "sqlite": 30.0}
 TARGET_RATIO = 3.0
 
 
-@contextmanager
-def database(kind: str, pg_url: str) -> Iterator[Database]:
-    if kind == "sqlite":
-        with tempfile.TemporaryDirectory() as folder:
-            db = Database(make_engine(f"sqlite:///{Path(folder) / 'scale.db'}"))
-            migrate(db.engine)
-            yield db
-            db.dispose()
-    else:
-        with many_people.postgres_schema(pg_url) as url:
-            db = Database(make_engine(url))
-            migrate(db.engine)
-            yield db
-            db.dispose()
+def database(kind: str, pg_url: str) -> AbstractContextManager[Database]:
+    return many_people.migrated_database(kind, pg_url, "scale")
 
 
 def measure(kind: str, people: int, rounds: int, pg_url: str) -> dict[str, float]:

@@ -7,21 +7,25 @@ written with the rows ``match_or_create_person`` writes: executemany on SQLite (
 FTS5 triggers fill the index as they would), ``COPY`` on PostgreSQL.
 
 ``postgres_schema(url)`` gives a benchmark a fresh schema of the test server (dropped
-after), with the ``pg_trgm`` extension's schema on its ``search_path``.
+after), with the ``pg_trgm`` extension's schema on its ``search_path``;
+``migrated_database(kind, pg_url, name)`` a migrated Trace database of either kind.
 """
 
 from __future__ import annotations
 
 import random
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, insert, text
 from sqlalchemy.engine import make_url
 
 from trace_app.domain.search import people_search_key
 from trace_app.domain.text import name_key
+from trace_app.store.db import Database, make_engine, migrate
 from trace_app.store.models import Incident, Person
 from trace_app.store.types import new_id
 
@@ -188,3 +192,23 @@ def postgres_schema(url: str = DEFAULT_PG) -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         admin.dispose()
+
+
+@contextmanager
+def migrated_database(
+    kind: str, pg_url: str = DEFAULT_PG, name: str = "bench"
+) -> Iterator[Database]:
+    """A migrated Trace database: ``sqlite`` in a temporary folder (file ``name``.db), or
+    ``postgres`` in a fresh schema of ``pg_url`` (:func:`postgres_schema`); gone after."""
+    if kind == "sqlite":
+        with tempfile.TemporaryDirectory() as folder:
+            db = Database(make_engine(f"sqlite:///{Path(folder) / f'{name}.db'}"))
+            migrate(db.engine)
+            yield db
+            db.dispose()
+    else:
+        with postgres_schema(pg_url) as url:
+            db = Database(make_engine(url))
+            migrate(db.engine)
+            yield db
+            db.dispose()
