@@ -18,14 +18,21 @@ from trace_app.notifications.webhooks import SendError
 TIMEOUT_S = 15.0
 
 
-def send(url: str, message: EmailMessage, *, timeout: float = TIMEOUT_S) -> None:
+def send(
+    url: str,
+    message: EmailMessage,
+    *,
+    timeout: float = TIMEOUT_S,
+    context: ssl.SSLContext | None = None,
+) -> None:
     """Hand ``message`` to the server; raises :class:`SendError` (``permanent`` for a 5xx
-    answer such as an unknown recipient)."""
+    answer such as an unknown recipient). ``context``: the TLS settings (default: the
+    system's certificate authorities, host name checked)."""
     parts = urlsplit(url)
     host = parts.hostname or "localhost"
     secure = parts.scheme == "smtps"
     port = parts.port or (465 if secure else 25)
-    context = ssl.create_default_context()
+    context = context or ssl.create_default_context()
     try:
         client: smtplib.SMTP
         if secure:

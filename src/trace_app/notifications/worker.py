@@ -128,8 +128,26 @@ class DeliveryWorker:
         self.batch = batch
 
     # --- one pass ------------------------------------------------------------------
+    def has_work(self) -> bool:
+        """Is an event waiting for fan-out, or a delivery due? One read without locks, so
+        an idle worker never takes SQLite's write lock (or a PostgreSQL row lock)."""
+        now = datetime.now(UTC)
+        due = select(Delivery.id).where(
+            Delivery.state == DeliveryState.PENDING.value,
+            Delivery.next_attempt_at <= now,
+            or_(Delivery.lease_until.is_(None), Delivery.lease_until <= now),
+        )
+        if not self.settings.smtp_url:
+            due = due.where(Delivery.channel != DeliveryChannel.EMAIL.value)
+        new = select(OutboxEvent.id).where(OutboxEvent.fanned_out_at.is_(None))
+        with self.db.sessions() as session:
+            found = session.scalar(select(or_(new.exists(), due.exists())))
+        return bool(found)
+
     def run_once(self) -> PassCounts:
         counts = PassCounts()
+        if not self.has_work():
+            return counts
         while True:
             with self.db.session() as session:
                 handled = fan_out.fan_out_pending(session)
