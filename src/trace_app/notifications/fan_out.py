@@ -7,7 +7,9 @@ For each event not yet fanned out (``fanned_out_at`` NULL), oldest first:
 - a status or alert event gets an ``email`` delivery for each inquiry about a record of
   the person's linked group that has an address, was confirmed, and is not unsubscribed,
   erased or closed -- and none at all when the new status is ``deceased`` (a death is
-  told in person: the follow-up written with the event says so);
+  told in person: the follow-up written with the event says so). An alert event that
+  came with a status change (a missing report opens the alert, a safe one closes it) is
+  not mailed: one change, one mail;
 - ``inquiry.created`` gets one ``email`` delivery: the confirmation to that inquiry.
 
 The rows are inserted with ``ON CONFLICT DO NOTHING`` on ``(event_id, channel,
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -42,6 +44,8 @@ from trace_app.store.types import new_id
 
 DECEASED = "deceased"
 BATCH = 100
+# events of one change are written by one transaction: this close together
+SAME_CHANGE_S = 2
 
 
 def is_postgres(session: Session) -> bool:
@@ -61,6 +65,8 @@ def mail_recipients(session: Session, event: OutboxEvent, payload: dict[str, Any
         return [inquiry.id] if usable and inquiry is not None else []
     if payload.get("status") == DECEASED:
         return []
+    if event.kind != EventKind.STATUS_CHANGED.value and _with_status_change(session, event):
+        return []  # one change, one mail: the status news says it
     members = [pid for ids in group_members(session, [event.person_id]).values() for pid in ids]
     rows = session.scalars(
         select(Inquiry.id)
@@ -76,6 +82,22 @@ def mail_recipients(session: Session, event: OutboxEvent, payload: dict[str, Any
         .order_by(Inquiry.id)
     )
     return list(rows)
+
+
+def _with_status_change(session: Session, event: OutboxEvent) -> bool:
+    """Did the change that opened or closed this alert also change the status? (Both
+    events are written by one transaction, a moment apart.)"""
+    near = timedelta(seconds=SAME_CHANGE_S)
+    found = session.scalar(
+        select(OutboxEvent.id)
+        .where(
+            OutboxEvent.person_id == event.person_id,
+            OutboxEvent.kind == EventKind.STATUS_CHANGED.value,
+            OutboxEvent.created_at.between(event.created_at - near, event.created_at + near),
+        )
+        .limit(1)
+    )
+    return found is not None
 
 
 def webhook_targets(session: Session, event: OutboxEvent) -> list[str]:

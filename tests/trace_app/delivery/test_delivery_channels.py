@@ -9,6 +9,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,30 @@ def test_a_death_is_sent_to_webhooks_and_never_mailed(
         assert [d.channel for d in _deliveries(db)] == [DeliveryChannel.WEBHOOK.value]
         assert len(receiver.wait_for(1)) == 1
         assert smtp.inbox.messages == []
+
+
+def test_one_change_one_mail_an_alert_alone_is_mailed(
+    settings: TraceSettings, db: Database
+) -> None:
+    with smtp_sink() as smtp:
+        settings = replace(settings, smtp_url=smtp.url)
+        with db.session() as session:
+            incident_id, person_id = make_incident(session)
+            make_inquiry(session, incident_id, person_id, confirmed=True)
+            # a safe report: the status changes and the alert closes, in one transaction
+            make_event(session, incident_id, person_id, status="safe")
+            make_event(session, incident_id, person_id, EventKind.ALERT_CLOSED, status="safe")
+        assert DeliveryWorker(db, settings).drain().delivered == 1
+        with db.session() as session:
+            opened = make_event(
+                session, incident_id, person_id, EventKind.ALERT_OPENED, status="seen"
+            )
+            session.get(OutboxEvent, opened).created_at += timedelta(minutes=5)  # type: ignore[union-attr]
+        assert DeliveryWorker(db, settings).drain().delivered == 1
+        subjects = [m["Subject"] for m in smtp.inbox.wait_for(2)]
+        assert subjects == ["News about Bikash Shrestha: Safe", "News about Bikash Shrestha: Seen"]
+        body = smtp.inbox.messages[1].get_payload(decode=True).decode()
+        assert "People are still looking for this person." in body
 
 
 @pytest.mark.parametrize(
