@@ -207,7 +207,7 @@ def publish(db: Database, incident_id: str, person_id: str, n: int) -> None:
 @contextmanager
 def without_outbox() -> Iterator[None]:
     before, record = status_events.before, status_events.record_changes
-    status_events.before = lambda _s, _ids: None  # type: ignore[assignment,return-value]
+    status_events.before = lambda *_a, **_k: None  # type: ignore[assignment,return-value]
     status_events.record_changes = lambda *_a, **_k: []  # type: ignore[assignment]
     try:
         yield
@@ -358,20 +358,28 @@ def durability(url: str | None, folder: Path, changes: int) -> None:
         incident_id, ids = people(db, 50, hook_url, enquirers=False)
         worker = start_worker(db_url, folder)
         killed_at = None
+        target = changes // 2  # successful calls before the SIGKILL: part-way through
+
+        def ok_calls() -> int:
+            with receiver.lock:
+                return sum(1 for c in receiver.calls if c[2] < 300)
+
+        def kill_and_restart() -> subprocess.Popen[bytes]:
+            nonlocal killed_at
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(10)
+            killed_at = ok_calls()
+            return start_worker(db_url, folder)
+
         started = time.perf_counter()
         for n in range(changes):
             publish(db, incident_id, ids[n % len(ids)], n // len(ids))
-            if killed_at is None and n >= changes * 0.4:
-                wait_until = time.perf_counter() + 30  # the worker is at work when killed
-                while time.perf_counter() < wait_until:
-                    ok = sum(1 for c in receiver.calls if c[2] < 300)
-                    if ok >= 10:
-                        break
-                    time.sleep(0.05)
-                worker.send_signal(signal.SIGKILL)
-                worker.wait(10)
-                killed_at = ok
-                worker = start_worker(db_url, folder)
+            if killed_at is None and ok_calls() >= target:
+                worker = kill_and_restart()
+        while killed_at is None and time.perf_counter() - started < 300:
+            if ok_calls() >= target:
+                worker = kill_and_restart()
+            time.sleep(0.01)
         published = time.perf_counter() - started
         deadline = time.perf_counter() + 300
         while time.perf_counter() < deadline:
