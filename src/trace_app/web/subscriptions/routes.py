@@ -6,7 +6,8 @@ links changes nothing. The POST does the change and writes an audit row. The
 unsubscribe POST is also RFC 8058's one-click request (``List-Unsubscribe=One-Click``,
 sent by the mail provider): it needs no form token (the security middleware lets this
 one path through; the link's token is the credential) and may be repeated. An unknown,
-expired or used-up link is one 404 page that says what to do.
+expired or used-up link is one 404 page that says what to do
+(:data:`trace_app.notifications.links.INVALID_LINK`).
 """
 
 from __future__ import annotations
@@ -21,19 +22,15 @@ from trace_app.notifications import links
 from trace_app.store.notification_models import LinkPurpose
 from trace_app.web.auth import PUBLIC, client_address
 from trace_app.web.deps import UNIT_OF_WORK, render
-from trace_app.web.failures import failing_as
 from trace_app.web.gate import gated_router
 
 router = gated_router(include_in_schema=False)
-
-LINK_FAILED = "Link not valid"
 
 
 @router.get("/subscriptions/confirm/{token}")
 def confirm_page(
     request: Request, token: str, session: Session = UNIT_OF_WORK, _: None = PUBLIC
 ) -> Response:
-    failing_as(request, LINK_FAILED)
     _link, inquiry = links.find(session, token, LinkPurpose.CONFIRM)
     return render(
         request,
@@ -46,7 +43,6 @@ def confirm_page(
 def confirm(
     request: Request, token: str, session: Session = UNIT_OF_WORK, _: None = PUBLIC
 ) -> Response:
-    failing_as(request, LINK_FAILED)
     inquiry = links.confirm(session, token)
     audit.record(
         session,
@@ -63,7 +59,6 @@ def confirm(
 def unsubscribe_page(
     request: Request, token: str, session: Session = UNIT_OF_WORK, _: None = PUBLIC
 ) -> Response:
-    failing_as(request, LINK_FAILED)
     _link, inquiry = links.find(session, token, LinkPurpose.UNSUBSCRIBE)
     return render(
         request,
@@ -81,7 +76,6 @@ def unsubscribe(
     request: Request, token: str, session: Session = UNIT_OF_WORK, _: None = PUBLIC
 ) -> Response:
     """The button's POST and RFC 8058's one-click POST alike; a repeat answers the same."""
-    failing_as(request, LINK_FAILED)
     inquiry = links.unsubscribe(session, token)
     audit.record(
         session,
