@@ -36,8 +36,10 @@ from trace_app.web.deps import ReportContextProvider, make_templates
 from trace_app.web.duplicates import routes as duplicate_routes
 from trace_app.web.errors import http_error_handler, validation_handler
 from trace_app.web.failures import RefusalAudit, trace_error_handler
+from trace_app.web.follow_ups import page_routes as follow_up_pages
 from trace_app.web.incidents import routes as incident_routes
 from trace_app.web.incidents.views import menu_incident_of
+from trace_app.web.inquiries import page_routes as inquiry_pages
 from trace_app.web.inquiries import routes as inquiry_routes
 from trace_app.web.interchange import api_routes as interchange_api_routes
 from trace_app.web.interchange import page_routes as interchange_page_routes
@@ -50,6 +52,7 @@ from trace_app.web.reviews import routes as review_routes
 from trace_app.web.security import SecurityMiddleware
 from trace_app.web.subscriptions import routes as subscription_routes
 from trace_app.web.throttle import PassphraseThrottle, PublishLimiter
+from trace_app.web.webhooks import page_routes as webhook_pages
 from trace_app.web.webhooks import routes as webhook_routes
 
 log = logging.getLogger(__name__)
@@ -155,6 +158,10 @@ def create_app(
     app.include_router(inquiry_routes.api_router)
     app.include_router(webhook_routes.api_router)
     app.include_router(subscription_routes.router)  # mailed links (issue 41)
+    app.include_router(inquiry_pages.page_router)  # the desk's and coordinators' pages
+    app.include_router(follow_up_pages.page_router)
+    app.include_router(webhook_pages.page_router)
+    inquiry_pages.setup(app)
     investigation_routes.setup(app, model)
     return app
 
