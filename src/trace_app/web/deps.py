@@ -51,6 +51,10 @@ def make_templates() -> Jinja2Templates:
     env.install_gettext_callables(  # type: ignore[attr-defined]
         i18n.gettext, i18n.ngettext, newstyle=True, pgettext=i18n.pgettext
     )
+    env.filters["number"] = format_number_filter
+    # words that arrive as values (a table's sentence, a reason): translated when the
+    # catalogue has them, escaped like any value (never _(), which marks its result safe)
+    env.globals["tr"] = i18n.gettext
     env.globals["current_language"] = i18n.current_language
     env.globals["text_direction"] = i18n.direction
     env.filters["when"] = format_when
@@ -108,6 +112,12 @@ def format_when(
     ).format(value.isoformat(), exact, friendly, exact)
 
 
+@pass_context  # never folded into the compiled template: the language is the request's
+def format_number_filter(_context: Context, value: int | float) -> str:
+    """A number in the page's language: ``20,000`` (en), ``20.000`` (es)."""
+    return i18n.format_number(value, i18n.current_language())
+
+
 @pass_context
 def format_day_filter(context: Context, value: datetime, zone: str | None = None) -> str:
     """The day alone in the page's zone: ``2 Dec``."""
@@ -130,7 +140,8 @@ STATUS_BADGE_ICONS = {
 }
 
 
-def status_badge(status: str) -> Markup:
+@pass_context  # never folded into the compiled template: the words are the request's language
+def status_badge(_context: Context, status: str) -> Markup:
     """A claim status or an alert state in plain words (the glossary's phrase), with its
     shape; the code stays in the class and in ``data-code``."""
     icon = STATUS_BADGE_ICONS.get(status, "•")

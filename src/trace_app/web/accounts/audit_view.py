@@ -16,6 +16,7 @@ from trace_app.store.models import Alert, Incident, Person, Report
 
 ACTIONS = {
     "access.refused": "was refused",
+    "account.language": "chose a language",
     "alert.close": "closed an alert",
     "alert.reopen": "reopened an alert",
     "csv.import": "imported a shelter list",
