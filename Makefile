@@ -23,8 +23,9 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 
 setup: $(VENV)/.installed ## Create .venv and install the pinned dependencies (requirements.lock)
 
-browser: ## Install Debian's chromium for the browser tests when it is missing
+browser: ## Install Debian's chromium, and the Noto fonts (Devanagari, Arabic), when missing
 	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+	@test -d /usr/share/fonts/truetype/noto || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-core >/dev/null)
 
 demo: setup ## Run the main job on embedded defaults (SQLite, local model, no key)
 	$(VENV)/bin/trace demo
@@ -32,10 +33,11 @@ demo: setup ## Run the main job on embedded defaults (SQLite, local model, no ke
 demo-viano: setup ## Import, build and interpret a real bug report with the local model
 	$(VENV)/bin/viano demo
 
-lint: setup ## ruff, and the docs check (tools/check_docs.py: every name the docs cite exists)
+lint: setup ## ruff, the docs check (tools/check_docs.py) and the catalogue check (tools/check_catalogue.py)
 	$(VENV)/bin/ruff check src tests bench tools
 	$(VENV)/bin/ruff format --check src tests bench tools
 	$(PY) tools/check_docs.py
+	$(PY) tools/check_catalogue.py
 
 typecheck: setup ## mypy (strict for modelgate)
 	$(VENV)/bin/mypy
@@ -49,10 +51,11 @@ PYTEST := $(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations
 pytest: setup browser ## pytest, in parallel on every core (PYTEST_WORKERS=0: serially)
 	$(PYTEST)
 
-test: setup browser ## Every check: ruff, the docs check, mypy, pytest
+test: setup browser ## Every check: ruff, the docs and catalogue checks, mypy, pytest
 	$(VENV)/bin/ruff check src tests bench tools
 	$(VENV)/bin/ruff format --check src tests bench tools
 	$(PY) tools/check_docs.py
+	$(PY) tools/check_catalogue.py
 	$(VENV)/bin/mypy
 	$(PYTEST)
 
