@@ -9,14 +9,13 @@ and who to contact. A death is never sent by mail (:mod:`trace_app.notifications
 makes no mail delivery for it), and this module refuses to write one.
 
 The words go through one catalogue function, :func:`translator`: the enquirer's
-language once translations exist (issue 42), English until then.
+language (issue 42), English where a translation is missing; the date by
+:func:`trace_app.i18n.formats.format_datetime`.
 """
 
 from __future__ import annotations
 
 import email.policy
-import gettext
-import importlib
 import json
 import re
 from collections.abc import Callable
@@ -24,13 +23,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import formatdate
-from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from trace_app import glossary
+from trace_app import glossary, i18n
+from trace_app.i18n.formats import format_datetime
 from trace_app.notifications import links
 from trace_app.settings import TraceSettings
 from trace_app.store.account_models import Membership
@@ -51,14 +49,9 @@ class DeathByMailError(ValueError):
 
 
 def translator(language: str) -> Callable[[str], str]:
-    """``gettext`` for ``language`` from Trace's catalogue (``trace_app.i18n``, issue 42)
-    when it is installed, else English as written."""
-    try:
-        i18n: Any = importlib.import_module("trace_app.i18n")
-        found = i18n.translations(language)
-        return found.gettext  # type: ignore[no-any-return]
-    except (ImportError, AttributeError, LookupError):
-        return gettext.NullTranslations().gettext
+    """``gettext`` for ``language`` from Trace's catalogue (:mod:`trace_app.i18n`, issue
+    42); English where a language or a translation is missing."""
+    return i18n.translations(i18n.supported(language) or "en").gettext
 
 
 def one_line(text: str, limit: int = 120) -> str:
@@ -186,8 +179,8 @@ def envelope(
     message["List-Unsubscribe"] = f"<{unsubscribe_url}>"
     message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     message["Auto-Submitted"] = "auto-generated"
+    message.set_content(letter.body)  # (drops any Content-* header set before it)
     message["Content-Language"] = one_line(language, 20) or "en"
-    message.set_content(letter.body)
     return message
 
 
@@ -211,13 +204,9 @@ def contact_of(
     return _("the help desk of {incident}").format(incident=one_line(incident.name))
 
 
-def format_when(at: datetime, zone_name: str) -> str:
-    try:
-        zone = ZoneInfo(zone_name)
-    except (ZoneInfoNotFoundError, ValueError):
-        zone, zone_name = ZoneInfo("UTC"), "UTC"
-    local = at.astimezone(zone)
-    return f"{local.day} {local:%B %Y, %H:%M} ({zone_name})"
+def format_when(at: datetime, zone_name: str, language: str = "en") -> str:
+    """The day, the clock and the zone's city, as a reader of ``language`` says them."""
+    return format_datetime(at, i18n.supported(language) or "en", zone_name)
 
 
 def parse_at(value: object) -> datetime:
@@ -272,7 +261,7 @@ def compose(
             enquirer=enquirer,
             contact=contact,
             reference=inquiry.id,
-            when=format_when(news.at, incident.time_zone),
+            when=format_when(news.at, incident.time_zone, inquiry.language or "en"),
             unsubscribe_url=unsubscribe,
         )
     return envelope(

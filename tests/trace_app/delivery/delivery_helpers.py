@@ -159,6 +159,7 @@ def make_inquiry(
     *,
     email: str | None = ENQUIRER_EMAIL,
     confirmed: bool = False,
+    language: str = "en",
 ) -> str:
     now = datetime.now(UTC)
     inquiry = Inquiry(
@@ -170,6 +171,7 @@ def make_inquiry(
         email=email,
         phone="+977 1 555 0100",
         note="asks for news of his brother",
+        language=language,
         consent_at=now,
         email_confirmed_at=now if confirmed else None,
     )

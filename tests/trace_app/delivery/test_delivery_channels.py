@@ -210,6 +210,23 @@ def test_a_death_is_sent_to_webhooks_and_never_mailed(
         assert smtp.inbox.messages == []
 
 
+def test_mail_is_in_the_enquirers_language(settings: TraceSettings, db: Database) -> None:
+    with smtp_sink() as smtp:
+        settings = replace(settings, smtp_url=smtp.url)
+        with db.session() as session:
+            incident_id, person_id = make_incident(session)
+            for language in ("es", "en"):
+                make_inquiry(session, incident_id, person_id, confirmed=True, language=language)
+            make_event(session, incident_id, person_id, status="safe")
+        assert DeliveryWorker(db, settings).drain().delivered == 2
+        received = smtp.inbox.wait_for(2)
+        by_language = {m["Content-Language"]: m for m in received}
+        english, spanish = by_language["en"], by_language["es"]
+        assert english["Subject"] == "News about Bikash Shrestha: Safe"
+        assert spanish["Subject"] != english["Subject"] and "Bikash Shrestha" in spanish["Subject"]
+        assert "Hola" in spanish.get_payload(decode=True).decode()
+
+
 def test_one_change_one_mail_an_alert_alone_is_mailed(
     settings: TraceSettings, db: Database
 ) -> None:
