@@ -254,6 +254,8 @@ def test_failed_deliveries_are_said_in_words_and_mail_waits_without_a_server(
         )
         s.commit()
     coordinator = _client(web, "coordinator")
+    hub = coordinator.get(f"/incidents/{incident_id}/follow-ups").text
+    assert "1 message failed." in hub and "Mail waits: no mail server is set up." in hub
     page = coordinator.get(f"/incidents/{incident_id}/deliveries")
     assert page.status_code == 200
     assert "Mail waits: no mail server is set up." in page.text
@@ -271,12 +273,20 @@ def test_a_webhook_secret_is_shown_once_and_a_removed_webhook_is_gone(
     url = f"/incidents/{incident_id}/webhooks"
     bad = _post(coordinator, url, {"url": "ftp://partner.example.org/x"})
     assert bad.status_code == 422 and 'id="form-errors"' in bad.text
-    made = _post(coordinator, url, {"url": "https://partner.example.org/trace"})
+    made = coordinator.post(
+        url,
+        data={
+            "url": "https://partner.example.org/trace",
+            "events": ["status.changed", "alert.closed"],
+            "csrf_token": csrf(coordinator),
+        },
+    )
     assert made.status_code == 200, made.text
     [secret] = re.findall(r'value="(whsec_[A-Za-z0-9+/=]+)"', made.text)
     assert "shown this once" in made.text
     listed = coordinator.get(url)
-    assert "https://partner.example.org/trace" in listed.text and secret not in listed.text
+    assert "https://partner.example.org/trace</strong>\n      — status changes, alerts closed" in listed.text
+    assert secret not in listed.text
     assert "whsec_" not in listed.text
     [webhook_id] = re.findall(r'id="remove-(whk[^"]+)"', listed.text)
     removed = _post(coordinator, f"{url}/{webhook_id}/remove", {})

@@ -47,6 +47,7 @@ def follow_ups_page(
         if v.done_at is not None
     ]
     done.sort(key=lambda v: v.done_at or v.created_at, reverse=True)
+    failed = follow_ups.failed_deliveries(session, access.incident)
     return render(
         request,
         "follow_ups.html",
@@ -56,6 +57,8 @@ def follow_ups_page(
             "follow_ups": open_ones,
             "done_follow_ups": done[:DONE_SHOWN],
             "marked": request.query_params.get("done") == "1",
+            "failed_count": len(failed),
+            "mail_waits": not request.app.state.settings.smtp_url,
             "languages": i18n.LANGUAGES,
         },
     )
