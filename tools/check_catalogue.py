@@ -58,6 +58,9 @@ PY_GLOBS = (
     "web/failures.py",
     "web/errors.py",
     "web/auth.py",
+    "web/deps.py",
+    "web/paging.py",
+    "web/reports/forms.py",
     "notifications/mail*.py",
     "notifications/*/mail*.py",
 )
@@ -77,6 +80,10 @@ WORD_TABLES = (
     ("trace_app.web.interchange.page_routes", "EXPORT_FORMATS"),
     ("trace_app.web.accounts.audit_view", "ACTIONS"),
     ("trace_app.web.accounts.audit_view", "OUTCOMES"),
+    ("trace_app.web.reports.forms", "AGE_MESSAGE"),
+    ("trace_app.web.reports.forms", "STATUS_MESSAGE"),
+    ("trace_app.domain.errors", "EMPTY_REPORT_MESSAGE"),
+    ("trace_app.domain.errors", "NotSignedInError.MESSAGE"),
 )
 OWN_WORDS = ("{date}, {clock} ({zone})",)
 # words other modules build inline and templates pass through tr(): (origin, words)
@@ -118,7 +125,9 @@ def table_messages() -> Iterator[tuple[str, str]]:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
-        table = getattr(module, name, None)
+        table: Any = module
+        for part in name.split("."):
+            table = getattr(table, part, None)
         if table is None:
             continue
         origin = "src/" + module_name.replace(".", "/") + ".py"

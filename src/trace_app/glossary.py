@@ -15,9 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from trace_app.i18n import gettext, lazy_gettext
+
+
+def _lazy(message: str) -> str:
+    """``message`` read in the current language each time it is used (a lazy string that
+    behaves as a ``str``: ``.format``, ``str()``, Jinja)."""
+    return cast(str, lazy_gettext(message))
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +52,7 @@ class Words(dict[str, str]):
     def __getitem__(self, key: str) -> str:
         return gettext(super().__getitem__(key))
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         found = super().get(key)
         return gettext(found) if found is not None else default
 
@@ -145,12 +151,10 @@ NEEDS_REVIEW_REASONS: Words = Words(
 )
 
 # a result a person decided on: it looks decided (✓), with who and when beside it
-DECIDED_HEADLINE: Any = lazy_gettext("Decided: {decision}")
-DECIDED_BY: Any = lazy_gettext("Decided by {who}, {when}.")
-DECIDED_BY_NOBODY_NAMED: Any = lazy_gettext(
-    "Decided by a person (before accounts existed), {when}."
-)
-DECIDED_EARLIER_RUN: Any = lazy_gettext(
+DECIDED_HEADLINE: str = _lazy("Decided: {decision}")
+DECIDED_BY: str = _lazy("Decided by {who}, {when}.")
+DECIDED_BY_NOBODY_NAMED: str = _lazy("Decided by a person (before accounts existed), {when}.")
+DECIDED_EARLIER_RUN: str = _lazy(
     "A person decided on an earlier check of this report; this newer result awaits a decision."
 )
 
@@ -388,7 +392,7 @@ WHEN_OTHER_YEAR = "{day} {month} {year}, {clock} ({zone})"
 DAY_THIS_YEAR = "{day} {month}"
 DAY_OTHER_YEAR = "{day} {month} {year}"
 WHEN_EXACT = "{local} · {utc}"
-SHOW_EXACT_TIMES: Any = lazy_gettext("Show exact times")
+SHOW_EXACT_TIMES: str = _lazy("Show exact times")
 
 # every table above whose keys are codes, by what the codes are
 TABLES: dict[str, dict[str, Term]] = {
@@ -454,4 +458,4 @@ def catalogue_messages() -> Iterator[str]:
         words: Words = globals()[name]
         yield from dict.values(words)
     for name in SENTENCES:
-        yield globals()[name]._args[0]
+        yield cast(Any, globals()[name])._args[0]

@@ -345,12 +345,9 @@ def test_english_is_the_fallback_and_the_api_message_follows_accept_language(
     app = rendered["app"]
     with client_for(app, headers={"accept-language": "fr, de"}) as visitor:
         assert '<html lang="en" dir="ltr">' in visitor.get("/login").text
-    admin = rendered["admin"]
-    admin.cookies.delete("trace_lang")
-    answer = admin.get(
-        f"/api/incidents/{rendered['ids']['i']}/people?status=nonsense",
-        headers={"accept-language": "es"},
-    )
-    assert answer.status_code == 422
-    body = answer.json()
-    assert body.get("code")  # codes stay English
+        # the API's message follows Accept-Language; its code stays English
+        for lang, words in (("es", "Entre primero"), ("ar", "سجّل الدخول أولًا"), ("en", "Sign in")):
+            answer = visitor.get("/api/incidents", headers={"accept-language": lang})
+            assert answer.status_code == 401
+            assert answer.json()["detail"].startswith(words)
+            assert answer.json()["code"] == "not_signed_in"

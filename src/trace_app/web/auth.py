@@ -33,6 +33,7 @@ from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
 from trace_app.domain.errors import NotSignedInError, RefusedError
 from trace_app.domain.text import name_key
+from trace_app.i18n import gettext
 from trace_app.settings import TraceSettings
 from trace_app.store.models import Alert, Person, Report
 from trace_app.web.deps import database, render
@@ -150,7 +151,7 @@ def authorize(
     if incident_id is None:
         message = f"This needs {permission.value} in every incident, which you do not have."
     elif not principal.may_see(incident_id):
-        message = "You are not a member of this incident."
+        message = gettext("You are not a member of this incident.")
     else:
         message = refusal_message(principal, permission)
     raise RefusedError(message, permission=permission.value, incident_id=incident_id)
@@ -197,7 +198,7 @@ def wants_json(request: Request) -> bool:
 def not_signed_in_response(request: Request) -> Response:
     if wants_json(request):
         return JSONResponse(
-            {"detail": NotSignedInError.MESSAGE, "code": NotSignedInError.code},
+            {"detail": gettext(NotSignedInError.MESSAGE), "code": NotSignedInError.code},
             status_code=401,
             headers={"WWW-Authenticate": 'Bearer realm="trace"'},
         )
@@ -205,11 +206,16 @@ def not_signed_in_response(request: Request) -> Response:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
     return render(
-        request, "error.html", {"title": "Sign in first", "message": NotSignedInError.MESSAGE}, 401
+        request,
+        "error.html",
+        {"title": gettext("Sign in first"), "message": NotSignedInError.MESSAGE},
+        401,
     )
 
 
 def refused_response(request: Request, exc: RefusedError) -> Response:
     if wants_json(request):
         return JSONResponse({"detail": exc.message, "code": exc.code}, status_code=403)
-    return render(request, "error.html", {"title": "Not allowed", "message": exc.message}, 403)
+    return render(
+        request, "error.html", {"title": gettext("Not allowed"), "message": exc.message}, 403
+    )

@@ -152,7 +152,7 @@ def status_badge(_context: Context, status: str) -> Markup:
     ).format(status, icon, glossary.phrase(table, status))
 
 
-DEMO_ONLY_MESSAGE = (
+DEMO_ONLY_MESSAGE = i18n.N_(
     "Reset demo is switched off: this server is not a demo server. "
     "Start one with `trace demo` or `trace serve --demo`."
 )

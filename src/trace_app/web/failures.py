@@ -27,6 +27,7 @@ from starlette.responses import Response
 
 from trace_app.domain import audit
 from trace_app.domain.errors import NotSignedInError, RefusedError, TraceError
+from trace_app.i18n import N_, gettext
 from trace_app.settings import TraceSettings
 from trace_app.web.auth import not_signed_in_response, refused_response, wants_json
 from trace_app.web.deps import database, render
@@ -35,13 +36,14 @@ log = logging.getLogger(__name__)
 E = TypeVar("E", bound=TraceError)
 
 PAGE_TITLES = {
-    404: "Not found",
-    409: "Cannot be done now",
-    413: "Too large",
-    415: "Not a kind of file Trace takes",
-    422: "Not done",
-    429: "Try again later",
+    404: N_("Not found"),
+    409: N_("Cannot be done now"),
+    413: N_("Too large"),
+    415: N_("Not a kind of file Trace takes"),
+    422: N_("Not done"),
+    429: N_("Try again later"),
 }
+REQUEST_REFUSED = N_("Request refused")
 
 
 FAILURE_TITLE = "failure_title"
@@ -123,9 +125,11 @@ async def trace_error_handler(request: Request, exc: Exception) -> Response:
         await run_in_threadpool(refusals.record, request, exc)
         return refused_response(request, exc)
     if wants_json(request):
-        body = {"detail": str(exc), "code": exc.code, **_details(exc)}
+        # the message in the request's language when the catalogue has it (issue 42);
+        # the code stays English
+        body = {"detail": gettext(str(exc)), "code": exc.code, **_details(exc)}
         return JSONResponse(body, status_code=exc.http_status)
-    title = PAGE_TITLES.get(exc.http_status, "Request refused")
+    title = gettext(PAGE_TITLES.get(exc.http_status, REQUEST_REFUSED))
     if exc.http_status != 404:
         title = getattr(request.state, FAILURE_TITLE, None) or title
     title = getattr(exc, "page_title", None) or title

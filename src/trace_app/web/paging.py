@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import Request
 
 from trace_app.domain.errors import InvalidInputError
+from trace_app.i18n import gettext
 from trace_app.web.failures import failing_as
 
 
@@ -45,5 +46,5 @@ def page_number_or_refuse(raw: str) -> int:
 def requested_page(request: Request) -> int:
     """The page a page's address asks for (``?page=``); a bad one is answered 422 on an
     error page headed "No such page"."""
-    failing_as(request, "No such page")
+    failing_as(request, gettext("No such page"))
     return page_number_or_refuse(request.query_params.get("page", "1"))

@@ -19,6 +19,7 @@ from trace_app.domain import alert_actions, alert_queries, queries
 from trace_app.domain.errors import (
     InvalidInputError,
 )
+from trace_app.i18n import gettext
 from trace_app.store.models import Alert, AlertCloseReason, AlertState
 from trace_app.web.alerts.schemas import AlertOut, AlertPage, CloseAlertIn, ReopenAlertIn
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
@@ -181,7 +182,10 @@ async def _form(request: Request, alert_id: str, access: Access, action: str) ->
 def _form_action(
     request: Request, access: Access, alert_id: str, action: str, values: dict[str, str]
 ) -> Response:
-    failing_as(request, "Alert not closed" if action == "close" else "Alert not reopened")
+    failing_as(
+        request,
+        gettext("Alert not closed") if action == "close" else gettext("Alert not reopened"),
+    )
     reason: AlertCloseReason | None = None
     if action == "close":
         if values["reason"] not in AlertCloseReason._value2member_map_:

@@ -33,6 +33,7 @@ from trace_app.domain.duplicate_queue import (
 )
 from trace_app.domain.errors import InvalidInputError, NotFoundError
 from trace_app.domain.links import decide_link_and_commit
+from trace_app.i18n import gettext
 from trace_app.store.models import LinkDecision, Person
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
 from trace_app.web.duplicates.schemas import DuplicatePageOut, DuplicatePairOut
@@ -88,7 +89,7 @@ def duplicates(
     access: Access = in_incident(Permission.READ),
 ) -> Response:
     incident = queries.get_incident(session, incident_id)
-    failing_as(request, "No such page")
+    failing_as(request, gettext("No such page"))
     number = page_number_or_refuse(request.query_params.get("page", "1"))
     limit = DUPLICATES_PER_PAGE
     shown: dict[str, object] = {
@@ -135,7 +136,7 @@ class NotOfThisIncident(NotFoundError):
 def _decide_pair(
     request: Request, access: Access, incident_id: str, values: dict[str, str]
 ) -> Response:
-    failing_as(request, "Not decided")
+    failing_as(request, gettext("Not decided"))
     decision = next((d for d in QUEUE_DECISIONS if d.value == values["decision"]), None)
     if decision is None:
         raise InvalidInputError("Choose same person or different people.")

@@ -24,6 +24,7 @@ from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
 from trace_app.domain.incidents import create_incident, set_time_zone
 from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, TIME_ZONE_EXAMPLE
+from trace_app.i18n import gettext
 from trace_app.web.auth import authorize
 from trace_app.web.deps import DEMO_ONLY_MESSAGE, UNIT_OF_WORK, is_demo, open_session, render
 from trace_app.web.errors import (
@@ -234,7 +235,10 @@ def confirm_reset(
     """Reset demo asks first: what it deletes, with the counts, and one button to go on."""
     if not is_demo(request):
         return render(
-            request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
+            request,
+            "error.html",
+            {"title": gettext("Not a demo server"), "message": DEMO_ONLY_MESSAGE},
+            403,
         )
     authorize(access.principal, Permission.DEMO_RESET, None)
     summaries = queries.list_incidents(session)
@@ -257,7 +261,10 @@ def reset_form(
 ) -> Response:
     if not is_demo(request):
         return render(
-            request, "error.html", {"title": "Not a demo server", "message": DEMO_ONLY_MESSAGE}, 403
+            request,
+            "error.html",
+            {"title": gettext("Not a demo server"), "message": DEMO_ONLY_MESSAGE},
+            403,
         )
     authorize(access.principal, Permission.DEMO_RESET, None)  # it deletes every incident
     demo_reset.reset(session, request.app.state.settings, actor=access.actor)

@@ -36,6 +36,7 @@ from trace_app.accounts.principal import Principal
 from trace_app.domain import audit, import_runs, queries
 from trace_app.domain.errors import InvalidInputError, NotFoundError, TraceError
 from trace_app.domain.import_runs import ImportChangedError, ImportKind, ImportRequest
+from trace_app.i18n import gettext
 from trace_app.interchange.shelter_csv import human_size
 from trace_app.store.models import Incident
 from trace_app.web.auth import authorize, settings_of
@@ -144,15 +145,15 @@ async def upload(request: Request, access: Access = needs(Permission.PFIF_WRITE)
             return _error(request, "Not allowed", message, 403)
         file = form.get("file")
         if values["kind"] not in ImportKind._value2member_map_:
-            message = "Choose what kind of file it is."
+            message = gettext("Choose what kind of file it is.")
             return _import_form(request, principal, values, message, 422, "kind")
         kind = ImportKind(values["kind"])
         if not values["incident_id"]:
-            message = "Choose the incident."
+            message = gettext("Choose the incident.")
             return _import_form(request, principal, values, message, 422, "incident_id")
         authorize(principal, Permission.PFIF_WRITE, values["incident_id"])  # named by the form
         if kind is ImportKind.CSV and not values["source_name"].strip():
-            message = "Name the organisation the shelter list comes from."
+            message = gettext("Name the organisation the shelter list comes from.")
             return _import_form(request, principal, values, message, 422, "source_name")
         if not isinstance(file, UploadFile) or not file.filename:
             return _import_form(request, principal, values, "Choose a file to upload.", 422)
@@ -327,9 +328,9 @@ def _confirm(request: Request, principal: Principal, pending: PendingImport) -> 
     uploads = _uploads(request)
     # a preview with invalid records promised to import the valid ones only
     skip = bool(pending.counts and pending.counts[-1] > 0)
-    failing_as(request, "Upload the file again")
+    failing_as(request, gettext("Upload the file again"))
     stream = uploads.open_data(pending)  # an UploadChangedError discards it first
-    failing_as(request, "Nothing was imported")
+    failing_as(request, gettext("Nothing was imported"))
     with stream, open_session(request) as session:
         outcome, refusal = refusal_of(
             lambda: import_runs.confirm_import(

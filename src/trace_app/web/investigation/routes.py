@@ -52,6 +52,7 @@ from trace_app.accounts.permissions import Permission
 from trace_app.domain import audit, report_queries
 from trace_app.domain.errors import InvalidInputError, NotFoundError, RefusedError
 from trace_app.domain.time_zones import format_day
+from trace_app.i18n import gettext
 from trace_app.investigation import evidence_store
 from trace_app.investigation.model_settings import MAX_OUTPUT_TOKENS, ModelSettings
 from trace_app.investigation.outcome import InvestigationResult
@@ -191,7 +192,7 @@ async def investigate_form(
     passphrase: str = Form(default=""),
     access: Access = on_record(Permission.READ, Report, "report_id"),
 ) -> Response:
-    failing_as(request, "Invalid request")
+    failing_as(request, gettext("Invalid request"))
     if len(passphrase) > MAX_PASSPHRASE_CHARACTERS:  # checked here: a 422 never echoes it
         raise InvalidInputError(
             f"The passphrase is longer than {MAX_PASSPHRASE_CHARACTERS} characters."
@@ -209,7 +210,10 @@ async def investigate_form(
             fragment = Markup('<p class="error" role="alert" id="throttled">{}</p>')
             return HTMLResponse(fragment.format(refusal.message), 429, headers=headers)
         page = render(
-            request, "error.html", {"title": "Try again later", "message": refusal.message}, 429
+            request,
+            "error.html",
+            {"title": gettext("Try again later"), "message": refusal.message},
+            429,
         )
         page.headers.update(headers)
         return page

@@ -27,6 +27,7 @@ from trace_app.domain.organizations import working_in
 from trace_app.domain.person_view import PersonDetail, person_detail
 from trace_app.domain.queries import get_incident
 from trace_app.domain.search import AlertFilter
+from trace_app.i18n import gettext
 from trace_app.store.models import AlertState, ClaimStatus, LinkDecision, Person
 from trace_app.web.deps import UNIT_OF_WORK, open_session, render
 from trace_app.web.errors import (
@@ -322,7 +323,7 @@ async def link_form(
 def _link_form(
     request: Request, access: Access, person_id: str, values: dict[str, str]
 ) -> Response:
-    failing_as(request, "Not decided")
+    failing_as(request, gettext("Not decided"))
     if values["decision"] not in LinkDecision._value2member_map_:
         raise InvalidInputError("Choose same, different or undecided.")
     decision = LinkDecision(values["decision"])

@@ -19,6 +19,7 @@ from trace_app.demo.data import HOSPITAL_EXAMPLE, DemoReport
 from trace_app.domain.errors import EMPTY_REPORT_MESSAGE, InvalidInputError, TraceError
 from trace_app.domain.publish import MAX_AGE, PublishReportInput
 from trace_app.domain.time_zones import local_to_utc, utc_to_local_input
+from trace_app.i18n import gettext
 from trace_app.store.models import ClaimStatus
 from trace_app.web.errors import plain
 
@@ -164,12 +165,12 @@ class ReportForm:
             try:
                 reported_at = datetime.fromisoformat(self.reported_at.strip())
             except ValueError:
-                problems["reported_at"] = "Reported time must look like 2026-07-15T07:30."
+                problems["reported_at"] = gettext("Reported time must look like 2026-07-15T07:30.")
             else:
                 try:
                     reported_at = local_to_utc(reported_at, time_zone)
                 except OverflowError:
-                    problems["reported_at"] = (
+                    problems["reported_at"] = gettext(
                         "Reported time is outside the range of times Trace can store."
                     )
         if self.status not in STATUSES:

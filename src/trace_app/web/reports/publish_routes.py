@@ -25,6 +25,7 @@ from trace_app.accounts.principal import Principal
 from trace_app.domain import queries
 from trace_app.domain.publish import publish_and_commit
 from trace_app.domain.time_zones import DEFAULT_TIME_ZONE, format_local
+from trace_app.i18n import gettext
 from trace_app.store.models import Incident, Person
 from trace_app.store.types import utc_now
 from trace_app.web.auth import authorize, reporting_organization
@@ -150,7 +151,10 @@ def _publish_form(
     refusal = request.app.state.publish_limiter.refusal(principal.token_id or principal.user_id)
     if refusal is not None:
         page = render(
-            request, "error.html", {"title": "Try again later", "message": refusal.message}, 429
+            request,
+            "error.html",
+            {"title": gettext("Try again later"), "message": refusal.message},
+            429,
         )
         page.headers["Retry-After"] = str(refusal.retry_after_s)
         return page

@@ -33,6 +33,7 @@ from trace_app.domain.reviews import (
     ReviewValue,
 )
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, MAX_NOTE_CHARACTERS
+from trace_app.i18n import gettext
 from trace_app.investigation import evidence_store, review_queue
 from trace_app.investigation.review_queue import REASON_WORDS, QueueFilter, ReviewReason
 from trace_app.store.models import Report
@@ -258,7 +259,7 @@ def _reviews_page(
 async def reviews_page(
     request: Request, incident_id: str, access: Access = in_incident(Permission.READ)
 ) -> Response:
-    failing_as(request, "No such page")
+    failing_as(request, gettext("No such page"))
     number = page_number_or_refuse(request.query_params.get("page", "1"))
     return await run_in_threadpool(_reviews_page, request, access, number)
 
@@ -292,7 +293,7 @@ def _review_form(
     back: str,
     number: int = 1,
 ) -> Response:
-    failing_as(request, "Decision not recorded")
+    failing_as(request, gettext("Decision not recorded"))
     with open_session(request) as session:
         row, refusal = refusal_of(
             lambda: review_queue.decide(
@@ -341,7 +342,7 @@ def _safe_query(query: str) -> bool:
 def _assignment_form(
     request: Request, access: Access, report_id: str, mine: bool, back_query: str
 ) -> Response:
-    failing_as(request, "Review not assigned")
+    failing_as(request, gettext("Review not assigned"))
     with open_session(request) as session:
         review_queue.assign(session, report_id, mine, actor=access.actor)
     target = f"/incidents/{quote(access.incident)}/reviews"
