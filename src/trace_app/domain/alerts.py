@@ -66,13 +66,27 @@ def alert_for_missing_claim(claim: Claim, reported_at: datetime) -> Alert:
     )
 
 
-def settle_alerts(session: Session, person_ids: Iterable[str]) -> None:
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What :func:`settle_alerts` read and changed, for the outbox
+    (:func:`trace_app.domain.status_events.record_published`), which then needs no
+    statement of its own."""
+
+    group_of: dict[str, str]  # each record of the groups -> its group's key
+    claims: dict[str, list[ClaimFact]]  # group key -> its claims
+    rows: dict[str, Alert]  # claim id -> its alert row (states as settled)
+    changed: dict[str, str]  # alert id -> the state it had, for each row whose state changed
+
+
+def settle_alerts(session: Session, person_ids: Iterable[str]) -> Settled:
     """Apply the rule to the groups of ``person_ids``: three statements for all of them
-    (group members, their claims, their alert rows), then the changes in memory. The
-    caller flushes and commits."""
+    (group members, their claims, their alert rows), then the changes in memory. Returns
+    what it read and which rows' states it changed (:class:`Settled`). The caller
+    flushes and commits."""
+    changed: dict[str, str] = {}
     groups = group_members(session, list(set(person_ids)))
     if not groups:
-        return
+        return Settled({}, {}, {}, changed)
     group_of = {pid: key for key, members in groups.items() for pid in members}
     everyone = sorted(group_of)
     claims: dict[str, list[ClaimFact]] = {key: [] for key in groups}
@@ -87,10 +101,13 @@ def settle_alerts(session: Session, person_ids: Iterable[str]) -> None:
         a.claim_id: a for a in session.scalars(select(Alert).where(Alert.person_id.in_(everyone)))
     }
     for facts in claims.values():
-        _settle_group(facts, rows)
+        _settle_group(facts, rows, changed)
+    return Settled(group_of, claims, rows, changed)
 
 
-def _settle_group(facts: Sequence[ClaimFact], rows: dict[str, Alert]) -> None:
+def _settle_group(
+    facts: Sequence[ClaimFact], rows: dict[str, Alert], changed: dict[str, str]
+) -> None:
     episode: list[Alert] = []  # the open alert (first) and the rows that joined it
     for fact in sorted(facts, key=lambda c: (c.reported_at, c.position, c.claim_id)):
         if fact.status is ClaimStatus.MISSING:
@@ -99,13 +116,15 @@ def _settle_group(facts: Sequence[ClaimFact], rows: dict[str, Alert]) -> None:
                 continue
             episode.append(row)
         elif fact.status in CLOSING_STATUSES and episode:
-            _set_episode(episode, fact.claim_id)
+            _set_episode(episode, fact.claim_id, changed)
             episode = []
     if episode:
-        _set_episode(episode, None)
+        _set_episode(episode, None, changed)
 
 
-def _set_episode(episode: list[Alert], closing_claim_id: str | None) -> None:
+def _set_episode(
+    episode: list[Alert], closing_claim_id: str | None, changed: dict[str, str]
+) -> None:
     lead = episode[0]
     now = utc_now()
     for row in episode:
@@ -114,10 +133,13 @@ def _set_episode(episode: list[Alert], closing_claim_id: str | None) -> None:
             row.joined_alert_id = joined
         if closing_claim_id is None:
             if row.state != AlertState.OPEN.value:
+                changed.setdefault(row.id, row.state)
                 row.state = AlertState.OPEN.value
                 row.closed_by_claim_id = None
                 row.closed_at = None
         elif row.closed_by_claim_id != closing_claim_id or row.state != AlertState.CLOSED.value:
+            if row.state != AlertState.CLOSED.value:
+                changed.setdefault(row.id, row.state)
             row.state = AlertState.CLOSED.value
             row.closed_by_claim_id = closing_claim_id
             row.closed_at = now

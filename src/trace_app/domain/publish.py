@@ -252,8 +252,6 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
         )
         for data in items
     ]
-    # the groups as subscribers saw them: the outbox's events are the differences
-    seen = status_events.before(session, [person.id for person in people])
     organizations: dict[str, Organization] = {}
     position = (
         session.scalar(
@@ -264,6 +262,7 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
         or 0
     )
     reports: list[Report] = []
+    new_claims: dict[str, str] = {}  # claim id -> report id
     for data, person in zip(items, people, strict=True):
         source = name_key(clean_name(data.source))
         if source not in organizations:
@@ -296,13 +295,15 @@ def publish_reports(session: Session, items: Sequence[PublishReportInput]) -> li
             position=position,
         )
         session.add_all([report, claim])
+        new_claims[claim.id] = report.id
         if data.status is ClaimStatus.MISSING:
             session.add(alert_for_missing_claim(claim, reported_at))
         reports.append(report)
     session.flush()
-    settle_alerts(session, [person.id for person in people])
+    settled = settle_alerts(session, [person.id for person in people])
+    # the outbox: an event for each group whose status or alert this changed
+    status_events.record_published(session, incident.id, settled, new_claims)
     session.flush()
-    status_events.record_changes(session, seen, incident.id)
     return reports
 
 

@@ -1,10 +1,16 @@
 """The transactional outbox's writer: every change to a person's status or alert writes
 its event rows **in the change's own transaction** (docs/decisions/0180-notifications-outbox.md).
 
-A change site reads the groups it is about to change with :func:`before`, makes its
-change, then calls :func:`record_changes` with that snapshot. :func:`record_changes`
-reads the same groups again and writes, for each linked group after the change (keyed by
-its lead record, :func:`trace_app.domain.groups.group_key`):
+Two ways in, one comparison. A publication (:func:`trace_app.domain.publish.publish_reports`:
+every report, import and hand close that publishes a claim) calls
+:func:`record_published` with what the alert rule read and changed
+(:func:`trace_app.domain.alerts.settle_alerts`): the groups after it are those rows,
+before it the same rows without the new claims and with the alert rows' earlier states,
+so it reads nothing itself. A link decision (:func:`trace_app.domain.links.decide_link`)
+and a hand close or reopen (:mod:`trace_app.domain.alert_actions`) read the groups first
+with :func:`before` and hand that to :func:`record_changes` after the change, which reads
+them again (after a regrouping, the groups too). For each linked group after the change
+(keyed by its lead record, :func:`trace_app.domain.groups.group_key`) they write:
 
 - ``status.changed`` when the group's status (:mod:`trace_app.domain.status_rule`)
   differs from the status any of its records showed before (a record's group before the
@@ -12,17 +18,15 @@ its lead record, :func:`trace_app.domain.groups.group_key`):
   two); ``previous_status`` is the lead record's earlier status when that differs, else
   the first record's that does;
 - ``alert.opened`` when the group has an open alert and one of its records' groups had
-  none; ``alert.closed`` when it has none and one of its records' groups had one;
+  none; ``alert.closed`` when it has none and one of its records' groups had one (the
+  alert rows as the rule of :mod:`trace_app.domain.alerts` left them);
 - and when the new status is *deceased*, a ``follow_ups`` row (inform the family in
   person), unless the group has one still open.
 
 Nothing is written for a group whose status and alert look as they did to every one of
 its records: no event without a change. Since the rows are added to the caller's
 session, a rollback of the change takes its events with it: no change without its event.
-The change sites are :func:`trace_app.domain.publish.publish_reports` (every report,
-import and hand close that publishes a claim), :func:`trace_app.domain.links.decide_link`
-and :mod:`trace_app.domain.alert_actions` (a close as duplicate or withdrawn, a reopen of
-one). ``inquiry.created`` is written by :func:`write_event` from
+``inquiry.created`` is written by :func:`write_event` from
 ``trace_app.notifications.inquiries``.
 
 Events are fanned out to subscribers later, by the delivery worker
@@ -32,13 +36,16 @@ Events are fanned out to subscribers later, by the delivery worker
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.util import identity_key
 
+from trace_app.domain.alerts import Settled
 from trace_app.domain.groups import group_members
 from trace_app.domain.status_rule import StatusClaim, current_status
 from trace_app.store.models import Alert, AlertState, Claim, ClaimStatus, Person, Report
@@ -53,64 +60,123 @@ class GroupState:
     status: str | None  # None: no claim at all
     claim_id: str | None  # the claim that decides the status
     report_id: str | None  # that claim's report
-    open_alert_id: str | None  # the group's open alert (the lead row, not a joined source)
+    open_alert_id: str | None  # the group's open alert (its lead row when known)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A claim of a record, with the alert row of a missing claim (as stored now)."""
+
+    claim_id: str
+    status: ClaimStatus
+    report_id: str | None  # None: not known (an earlier claim, for a publication)
+    reported_at: datetime
+    position: int
+    alert_id: str | None
+    alert_state: str | None
+    alert_joined: bool  # the row joined another open alert as a further source
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """The groups of some records before a change (:func:`before`)."""
+    """The groups of some records at one moment (:func:`before`, :func:`read_groups`)."""
 
     group_of: Mapping[str, str]  # record id -> its group's key
     groups: Mapping[str, GroupState]  # group key -> its state
 
 
-def read_groups(session: Session, person_ids: Iterable[str]) -> Snapshot:
-    """The groups of ``person_ids`` and their state now: four statements (the groups,
-    their members, the members' claims, their open alerts)."""
-    members = group_members(session, sorted(set(person_ids)))
-    group_of = {pid: key for key, ids in members.items() for pid in ids}
+# The claims of the records in the expanding parameter ``ids``, each with its report's
+# time and the alert row of a missing claim: one statement, built once.
+_FACTS = (
+    select(
+        Claim.id,
+        Claim.person_id,
+        Claim.status,
+        Claim.report_id,
+        Report.reported_at,
+        Claim.position,
+        Alert.id,
+        Alert.state,
+        Alert.joined_alert_id,
+    )
+    .join(Report, Report.id == Claim.report_id)
+    .outerjoin(Alert, Alert.claim_id == Claim.id)
+    .where(Claim.person_id.in_(bindparam("ids", expanding=True)))
+)
+
+
+def _loaded_groups(session: Session, person_ids: set[str]) -> dict[str, str] | None:
+    """The groups of ``person_ids`` from the records the session holds, without a
+    statement, when each is loaded and in no group; None otherwise (read them)."""
+    found: dict[str, str] = {}
+    for pid in person_ids:
+        person = session.identity_map.get(identity_key(Person, pid))
+        if not isinstance(person, Person) or person.group_id is not None:
+            return None
+        found[pid] = pid
+    return found
+
+
+def group_state(
+    facts: Iterable[Fact],
+    *,
+    leaving_out: Collection[str] = (),
+    states_before: Mapping[str, str] | None = None,
+) -> GroupState:
+    """A group's status (the one rule, :func:`trace_app.domain.status_rule.current_status`)
+    and open alert, as stored, from its claims. ``leaving_out`` and ``states_before``
+    give the state *before* a publication from the rows after it: its new claims left
+    out, and the alert rows it changed with the states they had
+    (:func:`trace_app.domain.alerts.settle_alerts` returns them)."""
+    used = [f for f in facts if f.claim_id not in leaving_out]
+    deciding = current_status(
+        StatusClaim(f.claim_id, f.status, f.reported_at, f.position, "") for f in used
+    )
+    report_of = {f.claim_id: f.report_id for f in used}
+    before = states_before or {}
+    open_rows = sorted(
+        (f.alert_joined, f.position, f.alert_id)
+        for f in used
+        if f.alert_id is not None and before.get(f.alert_id, f.alert_state) == AlertState.OPEN.value
+    )
+    return GroupState(
+        deciding.status.value if deciding.status else None,
+        deciding.claim_id,
+        report_of.get(deciding.claim_id or ""),
+        open_rows[0][2] if open_rows else None,
+    )
+
+
+def read_groups(
+    session: Session, person_ids: Iterable[str], *, group_of: Mapping[str, str] | None = None
+) -> Snapshot:
+    """The groups of ``person_ids`` and their state now: one statement for the claims
+    and alert rows, and one or two for the groups unless the session holds the records
+    (each in no group) or ``group_of`` gives them (no regrouping since they were read)."""
+    if group_of is None:
+        known = set(person_ids)
+        group_of = _loaded_groups(session, known)
+        if group_of is None:
+            members = group_members(session, sorted(known))
+            group_of = {pid: key for key, ids in members.items() for pid in ids}
     if not group_of:
         return Snapshot({}, {})
-    everyone = sorted(group_of)
-    claims: dict[str, list[StatusClaim]] = {key: [] for key in members}
-    report_of: dict[str, str] = {}
-    for claim_id, person_id, status, report_id, reported_at, position in session.execute(
-        select(
-            Claim.id,
-            Claim.person_id,
-            Claim.status,
-            Claim.report_id,
-            Report.reported_at,
-            Claim.position,
+    facts: dict[str, list[Fact]] = {key: [] for key in group_of.values()}
+    rows = session.execute(_FACTS, {"ids": sorted(group_of)})
+    for claim_id, pid, status, report_id, at, position, alert_id, state, joined in rows:
+        facts[group_of[pid]].append(
+            Fact(
+                claim_id,
+                ClaimStatus(status),
+                report_id,
+                at,
+                position,
+                alert_id,
+                state,
+                joined is not None,
+            )
         )
-        .join(Report, Report.id == Claim.report_id)
-        .where(Claim.person_id.in_(everyone))
-    ):
-        claims[group_of[person_id]].append(
-            StatusClaim(claim_id, ClaimStatus(status), reported_at, position, "")
-        )
-        report_of[claim_id] = report_id
-    open_alert: dict[str, str] = {}
-    for alert_id, person_id in session.execute(
-        select(Alert.id, Alert.person_id)
-        .where(
-            Alert.person_id.in_(everyone),
-            Alert.state == AlertState.OPEN.value,
-            Alert.joined_alert_id.is_(None),
-        )
-        .order_by(Alert.position, Alert.id)
-    ):
-        open_alert.setdefault(group_of[person_id], alert_id)
-    groups: dict[str, GroupState] = {}
-    for key, facts in claims.items():
-        deciding = current_status(facts)
-        groups[key] = GroupState(
-            deciding.status.value if deciding.status else None,
-            deciding.claim_id,
-            report_of.get(deciding.claim_id or ""),
-            open_alert.get(key),
-        )
-    return Snapshot(group_of, groups)
+    return Snapshot(dict(group_of), {key: group_state(found) for key, found in facts.items()})
 
 
 def before(session: Session, person_ids: Iterable[str]) -> Snapshot:
@@ -200,19 +266,68 @@ def _has_alert(state: GroupState) -> object:
     return state.open_alert_id is not None
 
 
-def record_changes(session: Session, snapshot: Snapshot, incident_id: str) -> list[OutboxEvent]:
+def record_changes(
+    session: Session, snapshot: Snapshot, incident_id: str, *, regrouped: bool = False
+) -> list[OutboxEvent]:
     """Compare the groups of ``snapshot``'s records now with ``snapshot`` and add the
     events (and follow-ups) the differences call for, as the module says; returns the
-    events added. Flushes the caller's session first; the caller commits."""
+    events added. ``regrouped``: the change may have changed which records form a group
+    (a link decision), so the groups are read again. Flushes the caller's session first;
+    the caller commits."""
     if not snapshot.group_of:
         return []
     session.flush()
-    now_state = read_groups(session, snapshot.group_of)
+    now_state = read_groups(
+        session, snapshot.group_of, group_of=None if regrouped else snapshot.group_of
+    )
+    return _write_differences(session, snapshot, now_state, incident_id)
+
+
+def record_published(
+    session: Session, incident_id: str, settled: Settled, new_claims: Mapping[str, str]
+) -> list[OutboxEvent]:
+    """:func:`record_changes` for a publication (which adds claims and regroups nothing),
+    from what the alert rule read and changed (``settled``,
+    :func:`trace_app.domain.alerts.settle_alerts`) and the new claims (claim id -> its
+    report id): the groups after it are those rows, and before it the same rows without
+    the new claims and with the changed alert rows' earlier states. No statement of its
+    own but the events' inserts; the caller flushes and commits."""
+    if not settled.group_of:
+        return []
+    now_groups: dict[str, GroupState] = {}
+    earlier_groups: dict[str, GroupState] = {}
+    for key, claims in settled.claims.items():
+        facts = []
+        for claim in claims:
+            row = settled.rows.get(claim.claim_id)
+            facts.append(
+                Fact(
+                    claim.claim_id,
+                    claim.status,
+                    new_claims.get(claim.claim_id),
+                    claim.reported_at,
+                    claim.position,
+                    row.id if row is not None else None,
+                    row.state if row is not None else None,
+                    row is not None and row.joined_alert_id is not None,
+                )
+            )
+        now_groups[key] = group_state(facts)
+        earlier_groups[key] = group_state(
+            facts, leaving_out=new_claims, states_before=settled.changed
+        )
+    earlier = Snapshot(settled.group_of, earlier_groups)
+    return _write_differences(session, earlier, Snapshot(settled.group_of, now_groups), incident_id)
+
+
+def _write_differences(
+    session: Session, snapshot: Snapshot, now_state: Snapshot, incident_id: str
+) -> list[OutboxEvent]:
+    """The events (and follow-ups) for the differences between two readings."""
     members: dict[str, list[str]] = {}
     for pid, key in now_state.group_of.items():
         members.setdefault(key, []).append(pid)
     events: list[OutboxEvent] = []
-    names: dict[str, str] | None = None
     for key in sorted(members):
         state = now_state.groups[key]
         befores = [
@@ -227,14 +342,8 @@ def record_changes(session: Session, snapshot: Snapshot, incident_id: str) -> li
         was_alert = _first_differing(lead_before, befores, _has_alert, has_open)
         if was_status is None and was_alert is None:
             continue
-        if names is None:
-            names = {
-                pid: name
-                for pid, name in session.execute(
-                    select(Person.id, Person.name).where(Person.id.in_(sorted(members)))
-                )
-            }
-        name = names.get(key, "")
+        lead = session.get(Person, key)  # loaded by the change, as a rule: no statement
+        name = lead.name if lead is not None else ""
         report_id = (
             state.report_id
             if lead_before is None or lead_before.claim_id != state.claim_id

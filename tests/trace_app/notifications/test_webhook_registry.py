@@ -27,7 +27,7 @@ def test_register_list_and_remove(web: Any, incident_id: str) -> None:
 
     listed = web.get(url)
     assert listed.status_code == 200
-    assert [h["id"] for h in listed.json()["items"]] == [made.json()["id"], other.json()["id"]]
+    assert {h["id"] for h in listed.json()["items"]} == {made.json()["id"], other.json()["id"]}
     assert "secret" not in listed.text and secret not in listed.text
 
     removed = web.post(f"{url}/{made.json()['id']}/remove", json={})
@@ -38,7 +38,11 @@ def test_register_list_and_remove(web: Any, incident_id: str) -> None:
     assert len(everyone) == 2
     assert web.post(f"{url}/whk_unknown/remove", json={}).status_code == 404
     with app_database(web.app).sessions() as s:
-        rows = s.scalars(select(AuditEvent).where(AuditEvent.action.like("webhook.%"))).all()
+        rows = s.scalars(
+            select(AuditEvent)
+            .where(AuditEvent.action.like("webhook.%"))
+            .order_by(AuditEvent.sequence)
+        ).all()
     assert [r.action for r in rows] == ["webhook.register", "webhook.register", "webhook.remove"]
     assert rows[0].after == {"url": "https://example.org/hook", "events": "all"}  # no password
 
