@@ -126,8 +126,8 @@ def news_letter(
     if news.status == DECEASED:
         raise DeathByMailError("a death is told in person, never by mail")
     term = glossary.CLAIM_STATUS.get(news.status)
-    phrase = _(term.phrase) if term else news.status
-    sentence = _(term.sentence) if term else ""
+    phrase = _(term.source_phrase) if term else news.status
+    sentence = _(term.source_sentence) if term else ""
     lines = [
         _("Hello {enquirer},").format(enquirer=enquirer),
         "",
@@ -136,9 +136,9 @@ def news_letter(
         _("Status now: {phrase}. {sentence}").format(phrase=phrase, sentence=sentence).strip(),
     ]
     if news.kind == EventKind.ALERT_OPENED.value:
-        lines.append(_(glossary.ALERT_STATE["open"].sentence))
+        lines.append(_(glossary.ALERT_STATE["open"].source_sentence))
     elif news.kind == EventKind.ALERT_CLOSED.value:
-        lines.append(_(glossary.ALERT_STATE["closed"].sentence))
+        lines.append(_(glossary.ALERT_STATE["closed"].source_sentence))
     lines += [
         _("Date: {when}").format(when=when),
         "",
