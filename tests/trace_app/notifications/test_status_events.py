@@ -6,6 +6,7 @@ SQLite and PostgreSQL; the single cases on SQLite (a copy of a migrated file).""
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,7 +16,7 @@ from accounts_helpers import TEST_OPERATOR
 from sqlalchemy import select
 
 from conftest import copy_sqlite
-from trace_app.domain import alert_actions
+from trace_app.domain import alert_actions, status_events
 from trace_app.domain.links import decide_link
 from trace_app.domain.publish import PersonInput, PublishReportInput, publish_report
 from trace_app.store.db import Database, make_engine
@@ -184,3 +185,43 @@ def test_a_second_death_report_keeps_one_open_follow_up(lite: Database) -> None:
     assert [k for k, _ in kinds(events(lite))] == ["status.changed"] * 3
     with lite.sessions() as s:
         assert len(s.scalars(select(FollowUp)).all()) == 1
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_publication_writes_what_reading_before_and_after_finds(
+    lite: Database, seed: int
+) -> None:
+    """A publication writes its events from what the alert rule read and changed, with no
+    read before it; here the groups are also read before and after each publication, and
+    the events must be exactly their differences: random reports (some about earlier
+    moments, arriving late) about two records, linked and unlinked on the way."""
+    rng = random.Random(seed)
+    incident_id = make_incident(lite)
+    a, _ = publish(lite, incident_id, "Random One", "missing", 0)
+    b, _ = publish(lite, incident_id, "Random Two", "seen", 5)
+    events(lite)
+    for step in range(24):
+        if step % 8 == 7:
+            decision = LinkDecision.SAME if step % 16 == 7 else LinkDecision.DIFFERENT
+            with lite.session() as s:
+                decide_link(s, a, b, decision, "random", actor=TEST_OPERATOR)
+            events(lite)
+            continue
+        person = rng.choice([a, b])
+        status = rng.choice(["missing", "missing", "seen", "safe", "admitted", "deceased"])
+        with lite.session() as s:
+            seen = status_events.before(s, [a, b])
+        publish(lite, incident_id, "Random", status, rng.randint(0, 300), person_id=person)
+        with lite.sessions() as s:
+            now = status_events.read_groups(s, [a, b])
+        expected = []
+        for key in sorted(set(now.group_of.values())):
+            members = [p for p, k in now.group_of.items() if k == key]
+            state = now.groups[key]
+            earlier = [seen.groups[seen.group_of[p]] for p in members]
+            if any(e.status != state.status for e in earlier):
+                expected.append(("status.changed", key))
+            has_open = state.open_alert_id is not None
+            if any((e.open_alert_id is not None) != has_open for e in earlier):
+                expected.append(("alert.opened" if has_open else "alert.closed", key))
+        assert kinds(events(lite)) == expected, (seed, step, status)
