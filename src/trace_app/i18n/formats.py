@@ -12,7 +12,8 @@ from datetime import UTC, date, datetime, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from babel.dates import format_skeleton
+from babel.core import Locale
+from babel.dates import DateTimePattern, match_skeleton, parse_pattern
 from babel.numbers import format_decimal
 
 
@@ -24,6 +25,24 @@ def _zone(name: str | None) -> tzinfo:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         return UTC
+
+
+@lru_cache(maxsize=64)
+def _locale(lang: str) -> Locale:
+    return Locale.parse(lang)
+
+
+@lru_cache(maxsize=64)
+def _skeleton(lang: str, skeleton: str) -> DateTimePattern:
+    """CLDR's pattern for ``skeleton`` in ``lang``, parsed once (Babel's format_skeleton
+    matches and parses it on every call: ten times the cost of a page's other words)."""
+    locale = _locale(lang)
+    key = match_skeleton(skeleton, locale.datetime_skeletons) or skeleton
+    return parse_pattern(locale.datetime_skeletons[key])
+
+
+def _format(value: date | datetime, lang: str, skeleton: str) -> str:
+    return _skeleton(lang, skeleton).apply(value, _locale(lang))
 
 
 def zone_city(name: str | None) -> str:
@@ -44,9 +63,8 @@ def format_date(
     if isinstance(value, datetime):
         local = value.astimezone(zone)
         this_year = (now or datetime.now(UTC)).astimezone(zone).year
-        skeleton = "MMMd" if local.year == this_year else "yMMMd"
-        return format_skeleton(skeleton, local, tzinfo=zone, locale=locale)
-    return format_skeleton("yMMMd", value, locale=locale)
+        return _format(local, locale, "MMMd" if local.year == this_year else "yMMMd")
+    return _format(value, locale, "yMMMd")
 
 
 def format_datetime(
@@ -61,7 +79,7 @@ def format_datetime(
     pattern = translate_in(locale, "{date}, {clock} ({zone})")
     return pattern.format(
         date=format_date(value, locale, tz, now=now),
-        clock=format_skeleton("Hm", value.astimezone(zone), tzinfo=zone, locale=locale),
+        clock=_format(value.astimezone(zone), locale, "Hm"),
         zone=zone_city(tz),
     )
 
