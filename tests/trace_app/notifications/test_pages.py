@@ -297,3 +297,26 @@ def test_a_webhook_secret_is_shown_once_and_a_removed_webhook_is_gone(
     reporter = _client(web, "reporter")
     assert reporter.get(url).status_code == 403
     assert _post(reporter, url, {"url": "https://x.example.org/"}).status_code == 403
+
+
+def test_the_desk_form_refuses_in_words_and_keeps_what_was_typed(
+    web: Any, incident_id: str
+) -> None:
+    reporter = _client(web, "reporter")
+    url = f"/incidents/{incident_id}/inquiries"
+    old = _post(reporter, url, _form(person_name="Zzdesk Agecheck", person_age="old"))
+    assert old.status_code == 422 and "Age must be a whole number from 0 to" in old.text
+    assert 'value="Zzdesk Agecheck"' in old.text and 'value="old"' in old.text
+    long_name = _post(reporter, url, _form(person_name="Zzdesk", enquirer_name="x" * 300))
+    assert long_name.status_code == 422
+    assert "The name of the person who is looking is too long." in long_name.text
+    bad_mail = _post(reporter, url, _form(person_name="Zzdesk", email="not an address"))
+    assert bad_mail.status_code == 422 and "does not look right" in bad_mail.text
+    elsewhere = _post(reporter, url, _form(person_id="per_0000000000000000000000000000abcd"))
+    assert elsewhere.status_code == 404
+    no_desk = signed_in(web.app, role="coordinator", organization=None)  # no desk to publish for
+    refused = _post(no_desk, url, _form(person_name="Zzdesk Nodesk"))
+    assert refused.status_code == 403 and "no organisation" in refused.text
+    with app_database(web.app).sessions() as s:
+        assert s.scalars(select(Inquiry)).all() == []
+        assert s.scalars(select(Person).where(Person.name.like("Zzdesk%"))).all() == []

@@ -28,12 +28,12 @@ from starlette.responses import Response
 
 from trace_app import i18n
 from trace_app.accounts.permissions import Permission
-from trace_app.domain.errors import InvalidInputError, NotFoundError, TraceError
+from trace_app.domain.errors import NotFoundError, RefusedError, TraceError
 from trace_app.domain.publish import MAX_AGE
 from trace_app.domain.queries import get_incident
 from trace_app.i18n import N_
 from trace_app.notifications import inquiries
-from trace_app.notifications.inquiries import InquiryInput
+from trace_app.notifications.inquiries import InquiryInput, InquiryInputError
 from trace_app.store.models import Incident, Person
 from trace_app.web.auth import reporting_organization
 from trace_app.web.deps import UNIT_OF_WORK, database, render
@@ -54,12 +54,6 @@ TEXT_FIELDS = (
     "language",
     "note",
 )
-
-
-class InquiryFormError(InvalidInputError):
-    """A field of the desk's form that cannot be used (said beside the form)."""
-
-    code = "invalid_inquiry"
 
 
 @dataclass
@@ -90,18 +84,18 @@ class InquiryForm:
         return form
 
     def to_input(self) -> InquiryInput:
-        """The domain's input, or :class:`InquiryFormError` in words for the desk."""
+        """The domain's input, or :class:`InquiryInputError` in words for the desk."""
         age: int | None = None
         if self.person_age.strip():
             if not self.person_age.strip().isdigit() or int(self.person_age) > MAX_AGE:
-                raise InquiryFormError(
+                raise InquiryInputError(
                     i18n.gettext("Age must be a whole number from 0 to {max}.").format(max=MAX_AGE)
                 )
             age = int(self.person_age)
         person: dict[str, Any] | None = None
         if not self.person_id.strip():
             if not self.person_name.strip():
-                raise InquiryFormError(i18n.gettext("Enter the name of the person looked for."))
+                raise InquiryInputError(i18n.gettext("Enter the name of the person looked for."))
             person = {"name": self.person_name, "age": age}
         try:
             return InquiryInput.model_validate(
@@ -120,7 +114,7 @@ class InquiryForm:
                 }
             )
         except ValidationError as exc:
-            raise InquiryFormError(_first_problem(exc)) from exc
+            raise InquiryInputError(_first_problem(exc)) from exc
 
 
 FIELD_WORDS = {
@@ -238,8 +232,10 @@ def _take_request(
     if person_id is None:  # the form again, with what was typed and why
         assert refusal is not None
         session.rollback()
-        if isinstance(refusal, NotFoundError) and form.person_id:
-            raise refusal  # a record of another incident: the 404 page
+        if isinstance(refusal, RefusedError) or (
+            isinstance(refusal, NotFoundError) and form.person_id
+        ):
+            raise refusal  # the error page (a refusal is audited); a record elsewhere: 404
         form.errors = [_refusal_words(refusal)]
         incident = get_incident(session, access.incident)
         person = session.get(Person, form.person_id) if form.person_id else None
