@@ -19,7 +19,8 @@ One pass (:meth:`DeliveryWorker.run_once`):
    ``skipped``.
 
 ``trace serve`` runs one worker in a thread (``TRACE_DELIVERY_WORKER=0`` or
-``--no-worker`` turns it off); ``trace worker`` runs one as its own process. ADR 0181.
+``--no-worker`` turns it off), woken as soon as the server commits an event; ``trace
+worker`` runs one as its own process, which looks for work every 0.25 s. ADR 0181.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 
 import httpx
-from sqlalchemy import func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy import event, func, or_, select
+from sqlalchemy.orm import Session, object_session
 
 from trace_app.notifications import fan_out, mail, smtp, webhooks
 from trace_app.notifications.webhooks import SendError
@@ -302,9 +303,11 @@ class DeliveryWorker:
         return min(POLL_S, max(0.02, self.settings.delivery_retry_seconds / 2))
 
     def run_forever(self, stop: threading.Event) -> None:
-        """Passes until ``stop`` is set; a pass with nothing to do waits a poll interval.
-        A failing pass (the database away) is logged and retried, never fatal."""
+        """Passes until ``stop`` is set; a pass with nothing to do waits a poll interval,
+        or less when this process commits an event (:func:`wake_on_commit`). A failing
+        pass (the database away) is logged and retried, never fatal."""
         while not stop.is_set():
+            WAKE.clear()  # before the pass: an event committed during it wakes the next
             try:
                 counts = self.run_once()
             except Exception:
@@ -312,11 +315,43 @@ class DeliveryWorker:
                 stop.wait(max(1.0, self.poll_interval_s()))
                 continue
             if counts.claimed == 0 and counts.fanned_out == 0:
-                stop.wait(self.poll_interval_s())
+                WAKE.wait(self.poll_interval_s())
+
+
+# Set when a session of this process commits an outbox event (trace serve's web requests):
+# the worker thread beside them starts at once instead of at its next look. Events
+# written by another process wait for that look (POLL_S at most).
+WAKE = threading.Event()
+_OUTBOX_WRITTEN = "trace_outbox_written"
+
+
+def _event_inserted(_mapper: object, _connection: object, target: OutboxEvent) -> None:
+    session = object_session(target)
+    if session is not None:
+        session.info[_OUTBOX_WRITTEN] = True
+
+
+def _committed(session: Session) -> None:
+    if session.info.pop(_OUTBOX_WRITTEN, False):
+        WAKE.set()
+
+
+def _rolled_back(session: Session) -> None:
+    session.info.pop(_OUTBOX_WRITTEN, None)
+
+
+def wake_on_commit() -> None:
+    """Wake this process's worker when one of its sessions commits an outbox event
+    (idempotent; ``start_thread`` calls it)."""
+    if not event.contains(OutboxEvent, "after_insert", _event_inserted):
+        event.listen(OutboxEvent, "after_insert", _event_inserted)
+        event.listen(Session, "after_commit", _committed)
+        event.listen(Session, "after_rollback", _rolled_back)
 
 
 def start_thread(db: Database, settings: TraceSettings) -> tuple[threading.Thread, threading.Event]:
     """A worker in a daemon thread (``trace serve``); set the event to stop it."""
+    wake_on_commit()
     stop = threading.Event()
     worker = DeliveryWorker(db, settings)
     thread = threading.Thread(

@@ -28,6 +28,7 @@ from sqlalchemy import select
 from standardwebhooks import Webhook
 
 from trace_app.notifications import fan_out
+from trace_app.notifications import worker as worker_module
 from trace_app.notifications.worker import DeliveryWorker, mail_waiting
 from trace_app.settings import TraceSettings
 from trace_app.store.db import Database, make_engine, migrate
@@ -208,6 +209,30 @@ def test_a_death_is_sent_to_webhooks_and_never_mailed(
         assert [d.channel for d in _deliveries(db)] == [DeliveryChannel.WEBHOOK.value]
         assert len(receiver.wait_for(1)) == 1
         assert smtp.inbox.messages == []
+
+
+def test_a_commit_in_this_process_wakes_the_idle_worker(
+    settings: TraceSettings, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker_module, "POLL_S", 5.0)  # its own look would come much later
+    settings = replace(settings, delivery_retry_seconds=30)
+    with webhook_receiver() as receiver:
+        with db.session() as session:
+            incident_id, person_id = make_incident(session)
+            make_endpoint(session, incident_id, receiver.url)
+        thread, stop = worker_module.start_thread(db, settings)
+        try:
+            time.sleep(0.3)  # idle: nothing to do, waiting
+            committed = time.monotonic()
+            with db.session() as session:
+                event_id = make_event(session, incident_id, person_id)
+            calls = receiver.wait_for(1, timeout=4)
+            assert [c.headers["webhook-id"] for c in calls] == [event_id]
+            assert time.monotonic() - committed < 2
+        finally:
+            stop.set()
+            worker_module.WAKE.set()
+            thread.join(5)
 
 
 def test_mail_is_in_the_enquirers_language(settings: TraceSettings, db: Database) -> None:
