@@ -478,6 +478,12 @@ EXAMPLES: dict[tuple[str, str], tuple[Call, str]] = {
         ),
         "follow_up.done",
     ),
+    ("PUT", "/api/incidents/{incident_id}/contact-retention"): (
+        lambda c, ids: c.put(
+            f"/api/incidents/{ids['incident_id']}/contact-retention", json={"days": 30}
+        ),
+        "incident.contact_retention",
+    ),
     ("POST", "/api/incidents/{incident_id}/webhooks"): (
         lambda c, ids: c.post(
             f"/api/incidents/{ids['incident_id']}/webhooks", json={"url": "https://example.org/h"}

@@ -222,3 +222,19 @@ def test_trace_inquiries_purge_and_retention(
         assert incident is not None and incident.contact_retention_days == 30
     refused = runner.invoke(cli, ["inquiries", "retention", incident_id, "5000"])
     assert refused.exit_code == 2 and "error:" in refused.output
+
+
+def test_the_retention_is_set_per_incident_over_the_api(web: Any, incident_id: str) -> None:
+    url = f"/api/incidents/{incident_id}/contact-retention"
+    answer = web.put(url, json={"days": 30})
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"incident_id": incident_id, "days": 30}
+    for days in (-1, 3651, "30", 1.5):
+        assert web.put(url, json={"days": days}).status_code == 422, days
+    with app_database(web.app).sessions() as s:
+        incident = s.get(Incident, incident_id)
+        assert incident is not None and incident.contact_retention_days == 30
+        changes = s.scalars(
+            select(AuditEvent).where(AuditEvent.action == "incident.contact_retention")
+        ).all()
+    assert [(c.before, c.after) for c in changes] == [({"days": 90}, {"days": 30})]

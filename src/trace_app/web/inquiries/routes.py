@@ -5,7 +5,9 @@
   ``GET /api/people/{person_id}/inquiries`` (contacts:read; each read audited);
 - ``GET /api/people/{person_id}/looking-for`` (read): how many are looking, no contacts;
 - ``GET /api/incidents/{incident_id}/follow-ups`` and ``POST
-  .../follow-ups/{follow_up_id}/done`` (contacts:read).
+  .../follow-ups/{follow_up_id}/done`` (contacts:read);
+- ``PUT /api/incidents/{incident_id}/contact-retention`` (incidents:write, as the time
+  zone): how many days contacts are kept after a request closes.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sqlalchemy.orm import Session
 from trace_app.accounts.permissions import Permission
 from trace_app.domain.errors import NotFoundError
 from trace_app.domain.text import ID_PATTERN, MAX_ID_CHARACTERS, is_id
-from trace_app.notifications import follow_ups, inquiries
+from trace_app.notifications import follow_ups, inquiries, retention
 from trace_app.notifications.inquiries import InquiryInput
 from trace_app.store.models import Person
 from trace_app.web.auth import reporting_organization
@@ -32,6 +34,8 @@ from trace_app.web.inquiries.schemas import (
     InquiryList,
     InquiryOut,
     LookingForOut,
+    RetentionIn,
+    RetentionOut,
 )
 from trace_app.web.params import IncidentId, PersonId
 
@@ -187,3 +191,23 @@ def follow_up_done(
     close (their retention starts). Audited."""
     view = follow_ups.mark_done(session, access.incident, follow_up_id, actor=access.actor)
     return FollowUpOut.of(view)
+
+
+@api_router.put(
+    "/incidents/{incident_id}/contact-retention",
+    response_model=RetentionOut,
+    responses={
+        403: {"model": ErrorOut, "description": "Cross-site request, or not allowed"},
+        404: {"model": ErrorOut, "description": "No such incident"},
+    },
+)
+def put_contact_retention(
+    incident_id: IncidentId,
+    data: RetentionIn,
+    session: Session = UNIT_OF_WORK,
+    access: Access = in_incident(Permission.INCIDENTS_WRITE),
+) -> RetentionOut:
+    """Keep the enquirers' contacts this many days after their request closes (default
+    90); ``trace inquiries purge`` erases them after it. Audited when it changes."""
+    days = retention.set_retention_days(session, access.incident, data.days, actor=access.actor)
+    return RetentionOut(incident_id=access.incident, days=days)

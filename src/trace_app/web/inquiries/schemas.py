@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from trace_app.notifications.follow_ups import FollowUpView
 from trace_app.notifications.inquiries import InquiryView
+from trace_app.notifications.retention import MAX_RETENTION_DAYS
 
 
 class InquiryCreatedOut(BaseModel):
@@ -101,3 +102,19 @@ class FollowUpOut(BaseModel):
 
 class FollowUpList(BaseModel):
     items: list[FollowUpOut]
+
+
+class RetentionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    days: int = Field(
+        ge=0,
+        le=MAX_RETENTION_DAYS,
+        strict=True,
+        description="Days the contacts are kept after a request closes.",
+    )
+
+
+class RetentionOut(BaseModel):
+    incident_id: str
+    days: int
