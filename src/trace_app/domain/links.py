@@ -117,7 +117,7 @@ def decide_link(
     regroup(session, person.incident_id, [a, b])
     settle_alerts(session, [a, b])
     session.flush()
-    status_events.record_changes(session, seen, person.incident_id)
+    status_events.record_changes(session, seen, person.incident_id, regrouped=True)
     audit.record(
         session,
         actor,
