@@ -169,6 +169,9 @@ def test_desk_request_on_a_phone_confirmed_by_mail_then_a_follow_up_after_a_deat
         assert page.locator("#looking-contacts .enquirer-email").inner_text() == EMAIL
         assert "address confirmed" in page.locator("#looking-contacts").inner_text()
         _checked(page, screenshot, "inquiry-contacts-unfolded")
+        page.set_viewport_size({"width": 1280, "height": 900})
+        _checked(page, screenshot, "inquiry-contacts-unfolded")
+        page.set_viewport_size({"width": 390, "height": 844})
 
         page.locator("#menu summary").click()
         page.get_by_role("link", name="Follow-ups").click()
