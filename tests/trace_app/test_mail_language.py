@@ -1,11 +1,13 @@
 """Each mail goes in the enquirer's language (issue 42): an enquirer whose language is
 ``ne`` gets the news in Nepali, through the real delivery worker and a real SMTP server
-(aiosmtpd on 127.0.0.1), whatever language the worker's own context is in."""
+(aiosmtpd on 127.0.0.1), whatever language the worker's own context is in; the page its
+unsubscribe link opens speaks Nepali too."""
 
 from __future__ import annotations
 
 import email.policy
 import json
+import re
 import socket
 import sqlite3
 import threading
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from aiosmtpd.controller import Controller
+from fastapi.testclient import TestClient
 
 from trace_app import i18n
 from trace_app.notifications.worker import DeliveryWorker
@@ -25,6 +28,7 @@ from trace_app.store.db import Database, make_engine, migrate
 from trace_app.store.models import Incident, Person
 from trace_app.store.notification_models import EventKind, Inquiry, OutboxEvent
 from trace_app.store.types import new_id
+from trace_app.web.app import create_app
 
 
 class _Inbox:
@@ -127,13 +131,21 @@ def test_an_enquirer_who_reads_nepali_gets_the_news_in_nepali(
         with i18n.language("ar"):
             assert DeliveryWorker(db, settings).drain().delivered == 1
         (mail,) = inbox.wait_for(1)
+        part = mail.get_body()
+        assert part is not None
+        body = str(part.get_content())
+        # the unsubscribe link opens a page in the enquirer's language, no cookie needed
+        link = re.search(r"http://localhost(/subscriptions/unsubscribe/[A-Za-z0-9_-]+)", body)
+        assert link
+        with TestClient(create_app(settings, db=db), base_url="http://localhost") as web:
+            page = web.get(link.group(1), headers={"accept-language": "fr"}).text
+            assert '<html lang="ne" dir="ltr">' in page
+            chosen = web.get(link.group(1) + "?lang=es").text  # a visitor's choice wins
+            assert '<html lang="es" dir="ltr">' in chosen
     finally:
         controller.stop()
         db.dispose()
 
-    part = mail.get_body()
-    assert part is not None
-    body = str(part.get_content())
     assert mail["Content-Language"] == "ne"
     safe = i18n.translate_in("ne", "Safe")
     assert safe == "सुरक्षित"

@@ -99,6 +99,17 @@ def save_preference(app: Any, principal: Any, lang: str) -> None:
         session.commit()
 
 
+def prefer_language(request: Request, lang: str | None) -> None:
+    """A page for someone Trace knows the language of (an enquirer's link from a mail):
+    ``lang`` becomes the page's language unless the visitor chose one (``?lang``, the
+    cookie)."""
+    if getattr(request.state, STATE_FROM, None) in ("query", "cookie"):
+        return
+    chosen = i18n.supported(lang)
+    if chosen:
+        i18n.set_language(chosen)
+
+
 def account_language(request: Request) -> str | None:
     """For a signed-in request that named no language itself (no ``?lang``, no cookie):
     the account's preference, or None."""

@@ -23,6 +23,7 @@ from trace_app.store.notification_models import LinkPurpose
 from trace_app.web.auth import PUBLIC, client_address
 from trace_app.web.deps import UNIT_OF_WORK, render
 from trace_app.web.gate import gated_router
+from trace_app.web.language import prefer_language
 
 router = gated_router(include_in_schema=False)
 
@@ -32,6 +33,7 @@ def confirm_page(
     request: Request, token: str, session: Session = UNIT_OF_WORK, _: None = PUBLIC
 ) -> Response:
     _link, inquiry = links.find(session, token, LinkPurpose.CONFIRM)
+    prefer_language(request, inquiry.language)  # the enquirer's (issue 42)
     return render(
         request,
         "subscription_confirm.html",
@@ -44,6 +46,7 @@ def confirm(
     request: Request, token: str, session: Session = UNIT_OF_WORK, _: None = PUBLIC
 ) -> Response:
     inquiry = links.confirm(session, token)
+    prefer_language(request, inquiry.language)
     audit.record(
         session,
         Actor.anonymous(client_address(request)),
@@ -60,6 +63,7 @@ def unsubscribe_page(
     request: Request, token: str, session: Session = UNIT_OF_WORK, _: None = PUBLIC
 ) -> Response:
     _link, inquiry = links.find(session, token, LinkPurpose.UNSUBSCRIBE)
+    prefer_language(request, inquiry.language)
     return render(
         request,
         "subscription_unsubscribe.html",
@@ -77,6 +81,7 @@ def unsubscribe(
 ) -> Response:
     """The button's POST and RFC 8058's one-click POST alike; a repeat answers the same."""
     inquiry = links.unsubscribe(session, token)
+    prefer_language(request, inquiry.language)
     audit.record(
         session,
         Actor.anonymous(client_address(request)),
