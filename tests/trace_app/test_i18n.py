@@ -136,8 +136,10 @@ ALLOWED = {
     "Trace", "PFIF", "CSV", "UTF", "API", "Person", "Finder", "English", "Español",
     "UTC", "Sindhupalchok", "Landslide", "Camp", "Registration", "Desk",
     "full_name", "age", "status", "last_known_location", "phone", "email",
-    "report.publish", "user", "trace", "create", "Tokens",
+    "report.publish", "user", "trace", "create", "Tokens", "URL",
 }  # fmt: skip
+_URL = re.compile(r"\w+://\S+")
+_CODE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # TRACE_SMTP_URL: a setting's name
 
 
 def english_words(text: str, data_words: set[str]) -> list[str]:
@@ -145,8 +147,11 @@ def english_words(text: str, data_words: set[str]) -> list[str]:
     return sorted(
         {
             w
-            for w in _ASCII_WORD.findall(text)
-            if w not in ALLOWED and w.lower() not in data_words and len(w) > 2
+            for w in _ASCII_WORD.findall(_URL.sub(" ", text))
+            if w not in ALLOWED
+            and w.lower() not in data_words
+            and len(w) > 2
+            and not _CODE.fullmatch(w)
         }
     )
 
@@ -220,6 +225,13 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         f"/incidents/{ids['i']}/time-zone",
         f"/alerts/{ids['a']}/close",
         "/demo/reset",
+        # issue 41's pages
+        f"/incidents/{ids['i']}/inquiries/new",
+        f"/people/{ids['p']}/inquiries/new",
+        f"/people/{ids['p']}/inquiries",
+        f"/incidents/{ids['i']}/follow-ups",
+        f"/incidents/{ids['i']}/deliveries",
+        f"/incidents/{ids['i']}/webhooks",
         "/no-such-page",
     ]
     out: dict[str, Any] = {"pages": {}, "ids": ids, "app": app}
