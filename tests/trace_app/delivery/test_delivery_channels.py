@@ -235,6 +235,28 @@ def test_a_commit_in_this_process_wakes_the_idle_worker(
             thread.join(5)
 
 
+def test_mail_for_contacts_erased_after_the_fan_out_is_skipped(
+    settings: TraceSettings, db: Database
+) -> None:
+    with smtp_sink() as smtp:
+        settings = replace(settings, smtp_url=smtp.url)
+        with db.session() as session:
+            incident_id, person_id = make_incident(session)
+            inquiry_id = make_inquiry(session, incident_id, person_id, confirmed=True)
+            make_event(session, incident_id, person_id, status="safe")
+        with db.session() as session:
+            assert fan_out.fan_out_pending(session) == 1
+            inquiry = session.get(Inquiry, inquiry_id)
+            assert inquiry is not None
+            inquiry.email = inquiry.phone = inquiry.note = None  # erased on request
+            inquiry.contacts_erased_at = inquiry.consent_at
+        counts = DeliveryWorker(db, settings).drain()
+        assert (counts.delivered, counts.skipped) == (0, 1)
+        [delivery] = _deliveries(db)
+        assert delivery.state == DeliveryState.SKIPPED.value
+        assert smtp.inbox.messages == []
+
+
 def test_mail_is_in_the_enquirers_language(settings: TraceSettings, db: Database) -> None:
     with smtp_sink() as smtp:
         settings = replace(settings, smtp_url=smtp.url)
