@@ -141,7 +141,8 @@ def test_desk_request_on_a_phone_confirmed_by_mail_then_a_follow_up_after_a_deat
         _checked(page, screenshot, "inquiry-confirm-link")
         page.locator("main button").click()
         page.wait_for_load_state()
-        assert "Address confirmed" in (page.get_by_role("heading", level=1).text_content() or "")
+        # in the enquirer's language, Nepali, chosen on the desk's form (issue 42)
+        assert "ठेगाना पक्का भयो" in (page.get_by_role("heading", level=1).text_content() or "")
     finally:
         enquirer.close()
 
