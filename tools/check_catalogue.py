@@ -115,7 +115,7 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(getattr(value, name))
 
 
-def table_messages() -> Iterator[tuple[str, str]]:
+def table_messages() -> Iterator[tuple[str | tuple[str, str], str]]:
     from trace_app import glossary
 
     for message in glossary.catalogue_messages():
@@ -168,7 +168,7 @@ def extract_catalog() -> Catalog:
         ):
             catalog.add(message, locations=[(rel, lineno)], auto_comments=comments, context=context)
     for message, origin in table_messages():
-        if message.strip():
+        if isinstance(message, tuple) or message.strip():
             catalog.add(message, locations=[(origin, 0)])
     return catalog
 

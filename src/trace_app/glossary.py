@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
-from trace_app.i18n import gettext, lazy_gettext
+from trace_app.i18n import gettext, lazy_gettext, ngettext
 
 
 def _lazy(message: str) -> str:
@@ -340,10 +340,6 @@ PERMISSION: dict[str, Term] = {
 PUBLISHED: Words = Words(
     {
         "new_person": "Report published. It started a new record: {name}.",
-        "existing_person": (
-            "Report published. It was added to the existing record of {name}, which already had "
-            "{earlier} earlier report(s)."
-        ),
         "alert_raised": "An alert was raised: {name} is now listed as missing.",
         "alert_joined": (
             "{name} already had an open alert; this report was added to it as another source."
@@ -352,6 +348,21 @@ PUBLISHED: Words = Words(
         "no_alert_change": "No alert changed.",
     }
 )
+
+# the report joined an existing record: said by how many reports it already had
+PUBLISHED_EXISTING_PERSON = (
+    "Report published. It was added to the existing record of {name}, which already had "
+    "{earlier} earlier report.",
+    "Report published. It was added to the existing record of {name}, which already had "
+    "{earlier} earlier reports.",
+)
+
+
+def published_existing_person(earlier: int) -> str:
+    """The sentence for a report added to an existing record, in the current language, with
+    the plural form ``earlier`` needs (placeholders ``{name}`` and ``{earlier}``)."""
+    return ngettext(*PUBLISHED_EXISTING_PERSON, earlier)
+
 
 # --- a "same person" decision: what changed ---------------------------------------------
 
@@ -448,7 +459,7 @@ WORD_TABLES = (
 )
 
 
-def catalogue_messages() -> Iterator[str]:
+def catalogue_messages() -> Iterator[str | tuple[str, str]]:
     """Every English source this module holds, for the catalogue (tools/check_catalogue.py)."""
     for table in TABLES.values():
         for found in table.values():
@@ -459,3 +470,4 @@ def catalogue_messages() -> Iterator[str]:
         yield from dict.values(words)
     for name in SENTENCES:
         yield cast(Any, globals()[name])._args[0]
+    yield PUBLISHED_EXISTING_PERSON
