@@ -317,7 +317,11 @@ def delivery_latency(url: str | None, folder: Path, changes: int, *, wake: bool)
         db, db_url = database(url, folder, "delivery")
         incident_id, ids = people(db, 1, hook_url)
         settings = TraceSettings(
-            home=folder, database_url=db_url, smtp_url=smtp_url, public_url="http://localhost"
+            home=folder,
+            database_url=db_url,
+            smtp_url=smtp_url,
+            public_url="http://localhost",
+            webhook_private_addresses=True,  # the receiver listens on 127.0.0.1
         )
         worker = DeliveryWorker(db, settings)
         stop = threading.Event()
@@ -359,6 +363,7 @@ def start_worker(db_url: str, folder: Path) -> subprocess.Popen[bytes]:
         "TRACE_DELIVERY_RETRY_SECONDS": "0.05",
         "TRACE_DELIVERY_LEASE_SECONDS": "2",
         "TRACE_DELIVERY_MAX_ATTEMPTS": "12",
+        "TRACE_WEBHOOK_PRIVATE_ADDRESSES": "allow",  # the receiver listens on 127.0.0.1
     }
     env.pop("TRACE_SMTP_URL", None)  # the mail waits; this part counts webhooks
     log = (folder / "worker.log").open("ab")

@@ -28,6 +28,7 @@
 | ``TRACE_DELIVERY_MAX_ATTEMPTS`` | ``8`` | attempts before a delivery is dead (a dead letter) |
 | ``TRACE_DELIVERY_LEASE_SECONDS`` | ``60`` | a worker's claim; past it another worker retries |
 | ``TRACE_DELIVERY_WORKER`` | ``1`` | ``0``: ``trace serve`` runs no delivery worker |
+| ``TRACE_WEBHOOK_PRIVATE_ADDRESSES`` | ``refuse`` | ``allow``: webhooks to private addresses |
 
 The model's settings (which model, its key, the passphrase, the audit log) are
 :class:`trace_app.investigation.model_settings.ModelSettings`. These two classes are the
@@ -119,6 +120,9 @@ class TraceSettings:
     delivery_max_attempts: int = 8
     delivery_lease_seconds: float = 60.0
     delivery_worker: bool = True
+    # webhooks may go to loopback, private and link-local addresses (a partner inside the
+    # server's network, tests' receivers); off: refused (notifications.destinations)
+    webhook_private_addresses: bool = False
 
     @classmethod
     def from_env(
@@ -199,6 +203,7 @@ class TraceSettings:
             delivery_lease_seconds=_seconds(env, "TRACE_DELIVERY_LEASE_SECONDS", 60.0),
             delivery_worker=env.get("TRACE_DELIVERY_WORKER", "1").strip().lower()
             not in {"0", "false", "no"},
+            webhook_private_addresses=_private_addresses(env),
         )
 
     @property
@@ -234,6 +239,14 @@ def _whole(env: Mapping[str, str], name: str, default: int, low: int, high: int)
     if not low <= value <= high:
         raise SettingsError(f"{name} must be from {low} to {high}, not {value}")
     return value
+
+
+def _private_addresses(env: Mapping[str, str]) -> bool:
+    """``TRACE_WEBHOOK_PRIVATE_ADDRESSES``: ``allow`` or ``refuse`` (the default)."""
+    value = env.get("TRACE_WEBHOOK_PRIVATE_ADDRESSES", "refuse").strip().lower()
+    if value not in {"allow", "refuse"}:
+        raise SettingsError("TRACE_WEBHOOK_PRIVATE_ADDRESSES must be allow or refuse")
+    return value == "allow"
 
 
 def _smtp_url(env: Mapping[str, str]) -> str | None:

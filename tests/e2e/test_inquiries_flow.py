@@ -64,6 +64,7 @@ def desk_server(
         "TRACE_SMTP_URL": f"smtp://127.0.0.1:{inbox[1]}",
         "TRACE_MAIL_FROM": "trace@e2e.test",
         "TRACE_DELIVERY_RETRY_SECONDS": "0.2",
+        "TRACE_WEBHOOK_PRIVATE_ADDRESSES": "allow",  # the test's receiver is on 127.0.0.1
     }
     with running_server(tmp_path_factory.mktemp("trace-desk"), env, []) as server:
         yield server

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from trace_app.domain import audit
 from trace_app.domain.audit import Actor
 from trace_app.domain.errors import InvalidInputError, NotFoundError
+from trace_app.notifications import destinations
 from trace_app.store.models import Incident
 from trace_app.store.notification_models import (
     Delivery,
@@ -114,11 +115,20 @@ def register(
     *,
     actor: Actor,
     created_by: str | None = None,
+    private_addresses: bool = False,
 ) -> tuple[EndpointView, str]:
     """Register ``url`` for the incident's events (``events``: the kinds, None: all);
     returns the endpoint and its secret, which is shown this once. Audited as
-    ``webhook.register``. Raises :class:`WebhookInputError`, :class:`NotFoundError`."""
+    ``webhook.register``. ``private_addresses``: the setting that lets a URL name an
+    address inside the server's network (:mod:`trace_app.notifications.destinations`).
+    Raises :class:`WebhookInputError`, :class:`NotFoundError`."""
     checked = _check_url(url)
+    if not private_addresses and destinations.written_inside(checked):
+        raise WebhookInputError(
+            "Trace sends webhooks to addresses on the internet, not inside its own network "
+            "(localhost, 127.0.0.1, 10.x, 192.168.x and the like). Ask the operator if the "
+            "partner's system is inside it."
+        )
     kinds = _check_events(events)
     if session.get(Incident, incident_id) is None:
         raise NotFoundError(f"No incident with id {incident_id!r}.")

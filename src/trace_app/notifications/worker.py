@@ -37,7 +37,7 @@ import httpx
 from sqlalchemy import event, func, or_, select
 from sqlalchemy.orm import Session, object_session
 
-from trace_app.notifications import fan_out, mail, smtp, webhooks
+from trace_app.notifications import destinations, fan_out, mail, smtp, webhooks
 from trace_app.notifications.webhooks import SendError
 from trace_app.settings import TraceSettings
 from trace_app.store.db import WRITE_TRANSACTION, Database
@@ -215,6 +215,14 @@ class DeliveryWorker:
             return
         try:
             if prepared.channel == DeliveryChannel.WEBHOOK.value:
+                if not self.settings.webhook_private_addresses:
+                    inside = destinations.resolved_inside(prepared.url)
+                    if inside is not None:
+                        raise SendError(
+                            f"the partner's address ({inside}) is inside this server's "
+                            "network, where Trace sends nothing",
+                            permanent=True,
+                        )
                 webhooks.send(
                     prepared.url,
                     prepared.secret,

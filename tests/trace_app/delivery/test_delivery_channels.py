@@ -27,7 +27,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from standardwebhooks import Webhook
 
-from trace_app.notifications import fan_out
+from trace_app.notifications import destinations, fan_out
 from trace_app.notifications import worker as worker_module
 from trace_app.notifications.worker import DeliveryWorker, mail_waiting
 from trace_app.settings import TraceSettings
@@ -59,6 +59,7 @@ def settings(tmp_path: Path, migrated_sqlite: Path) -> TraceSettings:
         public_url="http://localhost",
         delivery_retry_seconds=0.01,
         delivery_max_attempts=3,
+        webhook_private_addresses=True,  # the receivers listen on 127.0.0.1
     )
 
 
@@ -333,3 +334,63 @@ def test_a_dead_workers_claim_is_taken_again_and_fan_out_is_once(
             assert [d.attempts for d in _deliveries(db)] == [2, 2]
     finally:
         db.dispose()
+
+
+# --- where webhooks may go (notifications.destinations) ---------------------------------
+def test_an_address_inside_the_servers_network_is_never_posted_to(
+    settings: TraceSettings, db: Database
+) -> None:
+    """``127.1`` reads as no address (so registration's check lets it by) but resolves to
+    127.0.0.1: the worker looks the name up and refuses, dead at once, nothing sent; with
+    TRACE_WEBHOOK_PRIVATE_ADDRESSES=allow the same delivery goes."""
+    with webhook_receiver() as receiver:
+        hidden = receiver.url.replace("127.0.0.1", "127.1")
+        with db.session() as session:
+            incident_id, person_id = make_incident(session)
+            make_endpoint(session, incident_id, hidden)
+            make_event(session, incident_id, person_id, status="safe")
+        refusing = replace(settings, webhook_private_addresses=False)
+        DeliveryWorker(db, refusing).drain()
+        [webhook] = _deliveries(db, DeliveryChannel.WEBHOOK)
+        assert (webhook.state, webhook.attempts) == (DeliveryState.DEAD.value, 1)
+        assert "inside this server's network" in (webhook.last_error or "")
+        assert receiver.calls == []
+
+        with db.session() as session:
+            make_event(session, incident_id, person_id, status="missing")
+        DeliveryWorker(db, settings).drain()  # allowed
+        assert len(receiver.wait_for(1)) == 1
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/in",
+        "http://localhost/in",
+        "http://api.localhost/in",
+        "http://10.1.2.3/in",
+        "http://192.168.0.5/in",
+        "http://100.64.0.1/in",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/in",
+        "http://[::ffff:127.0.0.1]/in",
+        "http://0.0.0.0/in",
+        "http://224.0.0.1/in",
+    ],
+)
+def test_registering_an_address_inside_is_refused_in_words(url: str, web: TestClient) -> None:
+    incident_id = web.get("/api/incidents").json()["items"][0]["id"]
+    answer = web.post(f"/api/incidents/{incident_id}/webhooks", json={"url": url})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["code"] == "invalid_webhook"
+    assert "inside its own network" in answer.json()["detail"]
+
+
+def test_a_public_destination_is_taken(web: TestClient) -> None:
+    incident_id = web.get("/api/incidents").json()["items"][0]["id"]
+    answer = web.post(
+        f"/api/incidents/{incident_id}/webhooks", json={"url": "https://8.8.8.8/hook"}
+    )
+    assert answer.status_code == 201, answer.text
+    assert destinations.resolved_inside("https://8.8.8.8/hook") is None
+    assert destinations.resolved_inside("http://127.1:9/") == "127.0.0.1"

@@ -77,6 +77,7 @@ def world(pg_schema_url: str, tmp_path: Path) -> Iterator[tuple[Database, dict[s
         "TRACE_HOME": str(tmp_path),
         "TRACE_DELIVERY_RETRY_SECONDS": "0.05",
         "TRACE_DELIVERY_LEASE_SECONDS": "1",
+        "TRACE_WEBHOOK_PRIVATE_ADDRESSES": "allow",  # the receivers listen on 127.0.0.1
         "TRACE_PUBLISH_LIMIT": "10000/minute",
     }
     env.pop("TRACE_SMTP_URL", None)

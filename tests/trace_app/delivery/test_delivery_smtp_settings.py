@@ -133,6 +133,7 @@ def test_trace_worker_once_sends_what_is_due(
         monkeypatch.setenv("TRACE_HOME", str(tmp_path))
         monkeypatch.setenv("DATABASE_URL", url)
         monkeypatch.delenv("TRACE_SMTP_URL", raising=False)
+        monkeypatch.setenv("TRACE_WEBHOOK_PRIVATE_ADDRESSES", "allow")  # 127.0.0.1
         result = CliRunner().invoke(cli, ["worker", "--once"])
         assert result.exit_code == 0, result.output
         assert "Delivered 1, failed 0" in result.output

@@ -22,7 +22,7 @@ def test_register_list_and_remove(web: Any, incident_id: str) -> None:
     assert made.status_code == 201, made.text
     secret = made.json()["secret"]
     assert secret.startswith("whsec_") and len(base64.b64decode(secret[6:])) == 32
-    other = web.post(url, json={"url": "http://127.0.0.1:8080/in", "events": ["alert.opened"]})
+    other = web.post(url, json={"url": "https://partner.example.org/in", "events": ["alert.opened"]})
     assert other.json()["secret"] != secret and other.json()["events"] == ["alert.opened"]
 
     listed = web.get(url)
@@ -71,7 +71,7 @@ def test_failed_deliveries_are_listed_and_a_removed_webhook_skips_its_waiting_on
     web: Any, incident_id: str
 ) -> None:
     url = f"/api/incidents/{incident_id}/webhooks"
-    hook = web.post(url, json={"url": "http://127.0.0.1:9/never"}).json()["id"]
+    hook = web.post(url, json={"url": "https://partner.example.org/never"}).json()["id"]
     with app_database(web.app).session() as s:
         event = s.scalars(
             select(OutboxEvent).where(OutboxEvent.incident_id == incident_id).limit(1)

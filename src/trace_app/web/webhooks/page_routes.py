@@ -95,6 +95,7 @@ def _register(
             events or None,
             actor=access.actor,
             created_by=access.principal.user_id,
+            private_addresses=request.app.state.settings.webhook_private_addresses,
         )
         session.commit()
         return made

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import Path
+from fastapi import Path, Request
 from sqlalchemy.orm import Session
 
 from trace_app.accounts.permissions import Permission
@@ -47,11 +47,13 @@ DeliveryState = Literal["failed", "pending", "delivered", "dead", "skipped"]
         404: {"model": ErrorOut, "description": "No such incident"},
         422: {
             "model": ValidationErrorOut,
-            "description": "A URL that is not http(s), or an unknown event kind",
+            "description": "A URL that is not http(s), one inside the server's network, "
+            "or an unknown event kind",
         },
     },
 )
 def register_webhook(
+    request: Request,
     incident_id: IncidentId,
     data: WebhookIn,
     session: Session = UNIT_OF_WORK,
@@ -67,6 +69,7 @@ def register_webhook(
         events,
         actor=access.actor,
         created_by=access.principal.user_id,
+        private_addresses=request.app.state.settings.webhook_private_addresses,
     )
     session.commit()
     return WebhookCreatedOut(**WebhookOut.of(view).model_dump(), secret=secret)
