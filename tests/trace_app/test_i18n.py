@@ -156,13 +156,30 @@ def english_words(text: str, data_words: set[str]) -> list[str]:
     )
 
 
+# columns that hold codes the pages must say in words (a status, a role), never data
+CODE_COLUMNS = {
+    "status", "previous_status", "role", "action", "outcome", "kind", "state", "decision",
+    "scope", "channel", "reason", "close_reason", "priority", "mode", "attribution",
+    "support", "purpose", "language", "time_zone", "object_type", "code", "touched",
+    "before", "after", "payload", "scopes", "response", "result",
+}  # fmt: skip
+
+
+def _is_code(column: str) -> bool:
+    return column in CODE_COLUMNS or column == "id" or column.endswith("_id")
+
+
 def _data_words(db: Any) -> set[str]:
     """Every word stored in the database's text columns: names, report texts,
     organisations, notes (data is never translated)."""
     words: set[str] = set()
     with db.sessions() as session:
         for table in Base.metadata.sorted_tables:
-            columns = [c for c in table.columns if isinstance(c.type, (String, Text, JSON))]
+            columns = [
+                c
+                for c in table.columns
+                if isinstance(c.type, (String, Text, JSON)) and not _is_code(c.name)
+            ]
             if not columns:
                 continue
             for row in session.execute(select(*columns)):
