@@ -30,7 +30,8 @@ STATE_FROM = "language_from"  # "query", "cookie", "header" or "default"
 
 
 def cookie_header(lang: str, secure: bool) -> str:
-    parts = [f"{i18n.COOKIE}={lang}", "Path=/", f"Max-Age={COOKIE_MAX_AGE}", "SameSite=Lax"]
+    parts = [f"{i18n.COOKIE}={lang}", "Path=/", f"Max-Age={COOKIE_MAX_AGE}"]
+    parts += ["HttpOnly", "SameSite=Lax"]  # no script reads it
     if secure:
         parts.append("Secure")
     return "; ".join(parts)
