@@ -91,6 +91,39 @@ def test_the_catalogues_are_complete_and_current() -> None:
     assert check_catalogue.bare_text('<input placeholder="any script">') == ["any script"]
 
 
+def test_the_catalogue_check_fails_on_an_untranslated_or_fuzzy_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check can fail: a copy of the catalogues with one entry emptied, one marked
+    fuzzy and one that lost its placeholder."""
+    import shutil
+    import sys
+
+    from babel.messages.pofile import read_po, write_po
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import check_catalogue
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    locale = tmp_path / "locale"
+    shutil.copytree(check_catalogue.LOCALE, locale)
+    monkeypatch.setattr(check_catalogue, "LOCALE", locale)
+    path = locale / "ne" / "LC_MESSAGES" / "messages.po"
+    with path.open("rb") as handle:
+        catalog = read_po(handle, locale="ne")
+    catalog["Sign in"].string = ""
+    catalog["Menu"].flags.add("fuzzy")
+    catalog["Close the alert for %(name)s?"].string = "सतर्कता बन्द गर्ने?"
+    with path.open("wb") as handle:
+        write_po(handle, catalog)
+    found = check_catalogue.problems()
+    assert "ne: untranslated: 'Sign in'" in found
+    assert "ne: fuzzy: 'Menu'" in found
+    assert any("placeholder ['name'] missing" in p for p in found)
+    assert check_catalogue.main([]) == 1
+
+
 # --- every page in every language -------------------------------------------------------
 
 
