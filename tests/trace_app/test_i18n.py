@@ -362,6 +362,9 @@ def test_each_page_says_its_language_direction_and_offers_the_menu(
     for path, html in rendered["pages"][lang].items():
         assert f'<html lang="{lang}" dir="{direction}">' in html, path
         assert 'class="languages"' in html and "नेपाली" in html and "العربية" in html, path
+    # "back" points to where a line starts: the right in Arabic
+    report = rendered["pages"][lang][f"/reports/{rendered['ids']['r']}"]
+    assert ('">→ ' if lang == "ar" else '">← ') in report
 
 
 def test_data_is_never_translated(rendered: dict[str, Any]) -> None:

@@ -57,6 +57,8 @@ def make_templates() -> Jinja2Templates:
     env.globals["tr"] = i18n.gettext
     env.globals["current_language"] = i18n.current_language
     env.globals["text_direction"] = i18n.direction
+    env.globals["back_arrow"] = back_arrow
+    env.globals["next_arrow"] = next_arrow
     env.filters["when"] = format_when
     env.filters["day"] = format_day_filter
     env.filters["status_badge"] = status_badge
@@ -69,6 +71,16 @@ def make_templates() -> Jinja2Templates:
     env.globals["who_can"] = glossary.who_can
     env.globals["zone_label"] = zone_label
     return Jinja2Templates(env=env)
+
+
+def back_arrow() -> str:
+    """ "Back" points to where a line starts: left, and right in Arabic (the arrows are not
+    mirrored by the bidi algorithm, unlike brackets)."""
+    return "→" if i18n.direction(i18n.current_language()) == "rtl" else "←"
+
+
+def next_arrow() -> str:
+    return "←" if i18n.direction(i18n.current_language()) == "rtl" else "→"
 
 
 def page_time_zone(context: Context) -> str | None:
