@@ -2,8 +2,9 @@
 in priority order, with filters and "assign to me" (issue 40, build item 5).
 
 The seeded demo's queue holds three NEEDS_REVIEW results after a reset (no model needed):
-two about Maya Gurung, whose alert is open, first; then Sunita Bhandari's camp entry. The page's height at 390 px is printed
-(``pytest -s``; 4,442 px before the cards folded) and screenshots are saved."""
+two about Maya Gurung, whose alert is open, first; then Sunita Bhandari's camp entry. The
+page's height at 390 px is printed (``pytest -s``; 4,442 px before the cards folded) and
+screenshots are saved."""
 
 from __future__ import annotations
 

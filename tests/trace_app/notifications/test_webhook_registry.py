@@ -22,7 +22,9 @@ def test_register_list_and_remove(web: Any, incident_id: str) -> None:
     assert made.status_code == 201, made.text
     secret = made.json()["secret"]
     assert secret.startswith("whsec_") and len(base64.b64decode(secret[6:])) == 32
-    other = web.post(url, json={"url": "https://partner.example.org/in", "events": ["alert.opened"]})
+    other = web.post(
+        url, json={"url": "https://partner.example.org/in", "events": ["alert.opened"]}
+    )
     assert other.json()["secret"] != secret and other.json()["events"] == ["alert.opened"]
 
     listed = web.get(url)
