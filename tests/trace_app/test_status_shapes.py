@@ -10,7 +10,7 @@ from trace_app import glossary
 from trace_app.investigation.outcome import InvestigationResult
 from trace_app.investigation.vocabulary import MODE_ICONS, STATUS_ICONS, Mode, Status
 from trace_app.store.models import ClaimStatus
-from trace_app.web.deps import STATUS_BADGE_ICONS, make_templates, status_badge
+from trace_app.web.deps import STATUS_BADGE_ICONS, make_templates
 
 CARD = make_templates().env.get_template("investigation/result.html")
 
@@ -62,8 +62,9 @@ def test_claim_status_badges_differ_by_shape_and_word() -> None:
     names = [status.value for status in ClaimStatus] + ["closed"]
     shapes = [STATUS_BADGE_ICONS[name] for name in names]
     assert len(set(shapes)) == len(names)
+    env = make_templates().env
     for name in names:
-        html = str(status_badge(name))
+        html = env.from_string("{{ name|status_badge }}").render(name=name)
         table = "alert_state" if name == "closed" else "claim_status"
         words = glossary.phrase(table, name)
         assert f">{STATUS_BADGE_ICONS[name]}</span>{words}</span>" in html
