@@ -78,8 +78,10 @@ def worker(
         False, "--once", help="Send what is due now, then stop (otherwise run until stopped)."
     ),
 ) -> None:
-    """Run a delivery worker (the outbox: mail and webhooks) in this process. Several may
-    run at once, on PostgreSQL on several machines: each delivery is sent by one."""
+    """Run a delivery worker (the outbox: mail and webhooks) in this process.
+
+    Several may run at once, on PostgreSQL on several machines: each delivery is sent by
+    one."""
     import signal
 
     from trace_app.notifications.worker import DeliveryWorker

@@ -151,8 +151,9 @@ def record_demo(
         "demo/recorded_investigations.json at the root of the checkout Trace runs from.",
     ),
 ) -> None:
-    """Record real runs of the seeded reports with the configured model, else the embedded
-    one started for the run (3 reports, 1-2 calls each)."""
+    """Record real runs of the seeded reports (3 reports, 1-2 calls each).
+
+    With the configured model, else the embedded one started for the run."""
     from modelgate.providers import build_provider
     from trace_app.investigation.demo_recording import RecordingFailed
     from trace_app.investigation.demo_recording import record_demo as run_recording
