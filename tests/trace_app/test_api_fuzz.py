@@ -11,9 +11,9 @@ documented, its content type and body match. Negative cases must be refused with
 The figures (operations, cases, failures) are printed at the end (``pytest -s``).
 
 On a demo server (``POST /api/demo/reset`` then works, and re-creates the shipped
-REPLAYED runs, two of which await a person's review) with live checks switched off (no
+REPLAYED runs, which await a person's review) with live checks switched off (no
 passphrase), so no model is ever asked. ``FUZZ_EXAMPLES`` sets the examples per
-operation and mode (default 90: 29 operations, 5,220 cases; 1.5 to 4 minutes on 2 cores,
+operation and mode (default 60: 42 operations, 5,040 cases; 1.5 to 4 minutes on 2 cores,
 kept so that ``make test`` stays within its 15 minutes; raise it for a deeper run).
 """
 
@@ -46,7 +46,7 @@ from trace_app.accounts.permissions import Permission
 from trace_app.settings import TraceSettings
 from trace_app.web.app import create_app
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "90"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
 CHECKS: dict[GenerationMode, list[Any]] = {
     GenerationMode.POSITIVE: [
         not_a_server_error,
@@ -139,7 +139,7 @@ def _runner(
     return run
 
 
-# 29 operations x EXAMPLES x 2 phases: a few minutes on a quiet 2-core machine, several
+# 42 operations x EXAMPLES x 2 phases: a few minutes on a quiet 2-core machine, several
 # times that on a busy one, past the suite's 300 s per-test limit (whose interrupt shows up
 # as a "flaky" Hypothesis failure in whichever operation is running).
 @pytest.mark.timeout(1200)
