@@ -208,6 +208,25 @@ def test_a_filtered_total_stops_counting_at_the_cap(
     assert sorted(seen) == sorted(reports)
 
 
+def test_the_page_says_or_more_when_a_filtered_total_was_cut(
+    database: Database, incident: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trace_app.web.reviews import routes as review_routes
+
+    for n in range(5):
+        save_run(database, report(database, incident, f"Person {n}", n + 1)[0])
+    monkeypatch.setattr(review_queue, "FILTERED_TOTAL_CAP", 3)
+    monkeypatch.setattr(review_routes, "REVIEWS_PER_PAGE", 2)
+    settings = TraceSettings(home=tmp_path / "home", database_url="sqlite://unused")
+    with signed_in(create_app_for(settings, database), role="reviewer") as http:
+        cut = http.get(f"/incidents/{incident}/reviews?reason=unclear").text
+        assert '<span class="count">3 or more</span>' in cut and "Page 1 of 2 or more" in cut
+        whole = http.get(f"/incidents/{incident}/reviews").text
+        assert '<span class="count">5</span>' in whole and "Page 1 of 3<" in whole
+        spanish = http.get(f"/incidents/{incident}/reviews?reason=unclear&lang=es").text
+        assert "3 o más" in spanish and "Página 1 de 2 o más" in spanish
+
+
 def _audits(database: Database, action: str) -> list[AuditEvent]:
     with database.sessions() as s:
         return list(
