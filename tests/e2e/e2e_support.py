@@ -16,6 +16,8 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from email import message_from_bytes
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +202,35 @@ def running_server(home: Path, extra_env: dict[str, str], args: list[str]) -> It
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+class MailInbox:
+    """What a real SMTP server (aiosmtpd, :func:`mail_inbox`) received, in order."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    async def handle_DATA(self, _server: Any, _session: Any, envelope: Any) -> str:
+        self.messages.append(message_from_bytes(envelope.content))
+        return "250 OK"
+
+    def wait_for(self, count: int, timeout: float = 20.0) -> list[Message]:
+        deadline = time.monotonic() + timeout
+        while len(self.messages) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(self.messages) >= count, f"{len(self.messages)} of {count} mails came"
+        return self.messages
+
+
+@contextmanager
+def mail_inbox() -> Iterator[tuple[MailInbox, int]]:
+    """An SMTP server on 127.0.0.1 (a free port) and what it receives."""
+    from aiosmtpd.controller import Controller
+
+    handler, port = MailInbox(), free_port()
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield handler, port
+    finally:
+        controller.stop()

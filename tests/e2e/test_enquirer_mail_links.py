@@ -7,48 +7,26 @@ serve --demo`` with its delivery worker, pointed at the test's mail server."""
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
-from email import message_from_bytes
 from email.message import Message
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
-from e2e_support import LiveServer, free_port, running_server
+from e2e_support import LiveServer, MailInbox, mail_inbox, running_server
 from test_setup_and_axe import _axe
 
 LINK = re.compile(r"http://127\.0\.0\.1:\d+/subscriptions/(?:confirm|unsubscribe)/[A-Za-z0-9_-]+")
 
 
-class _Inbox:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-
-    async def handle_DATA(self, _server: Any, _session: Any, envelope: Any) -> str:
-        self.messages.append(message_from_bytes(envelope.content))
-        return "250 OK"
-
-    def wait_for(self, count: int, timeout: float = 20.0) -> list[Message]:
-        deadline = time.monotonic() + timeout
-        while len(self.messages) < count and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(self.messages) >= count, f"{len(self.messages)} of {count} mails came"
-        return self.messages
-
-
 @pytest.fixture(scope="module")
-def inbox() -> Iterator[tuple[_Inbox, int]]:
-    handler, port = _Inbox(), free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    yield handler, port
-    controller.stop()
+def inbox() -> Iterator[tuple[MailInbox, int]]:
+    with mail_inbox() as found:
+        yield found
 
 
 @pytest.fixture(scope="module")
 def mail_server(
-    tmp_path_factory: pytest.TempPathFactory, inbox: tuple[_Inbox, int]
+    tmp_path_factory: pytest.TempPathFactory, inbox: tuple[MailInbox, int]
 ) -> Iterator[LiveServer]:
     env = {"TRACE_SMTP_URL": f"smtp://127.0.0.1:{inbox[1]}", "TRACE_MAIL_FROM": "trace@e2e.test"}
     with running_server(tmp_path_factory.mktemp("trace-mail"), env, []) as server:
@@ -64,7 +42,7 @@ def _text(message: Message) -> str:
 def test_enquirer_confirms_gets_news_and_unsubscribes_on_a_phone(
     browser: Any,
     mail_server: LiveServer,
-    inbox: tuple[_Inbox, int],
+    inbox: tuple[MailInbox, int],
     screenshot: Any,
 ) -> None:
     mails = inbox[0]
