@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Annotated
 
@@ -159,24 +159,8 @@ class InquiryView:
 
     @classmethod
     def of(cls, row: Inquiry) -> InquiryView:
-        return cls(
-            id=row.id,
-            incident_id=row.incident_id,
-            person_id=row.person_id,
-            enquirer_name=row.enquirer_name,
-            relationship=row.relationship,
-            email=row.email,
-            phone=row.phone,
-            language=row.language,
-            note=row.note,
-            consent_at=row.consent_at,
-            created_at=row.created_at,
-            closed_at=row.closed_at,
-            email_confirmed_at=row.email_confirmed_at,
-            unsubscribed_at=row.unsubscribed_at,
-            contacts_erased_at=row.contacts_erased_at,
-            erased_by=row.erased_by,
-        )
+        """The row's columns of the same names."""
+        return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
 
 
 def _clean_enquirer(data: EnquirerInput) -> tuple[str, str, str | None, str | None, str]:

@@ -41,24 +41,7 @@ class InquiryOut(BaseModel):
 
     @classmethod
     def of(cls, view: InquiryView) -> InquiryOut:
-        return cls(
-            id=view.id,
-            incident_id=view.incident_id,
-            person_id=view.person_id,
-            enquirer_name=view.enquirer_name,
-            relationship=view.relationship,
-            email=view.email,
-            phone=view.phone,
-            language=view.language,
-            note=view.note,
-            consent_at=view.consent_at,
-            created_at=view.created_at,
-            closed_at=view.closed_at,
-            email_confirmed_at=view.email_confirmed_at,
-            unsubscribed_at=view.unsubscribed_at,
-            contacts_erased_at=view.contacts_erased_at,
-            erased_by=view.erased_by,
-        )
+        return cls.model_validate(view, from_attributes=True)
 
 
 class InquiryList(BaseModel):
