@@ -19,7 +19,7 @@ from starlette.responses import Response
 from trace_app.domain import audit
 from trace_app.domain.audit import Actor
 from trace_app.notifications import links
-from trace_app.store.notification_models import LinkPurpose
+from trace_app.store.notification_models import Inquiry, LinkPurpose
 from trace_app.web.auth import PUBLIC, client_address
 from trace_app.web.deps import UNIT_OF_WORK, render
 from trace_app.web.gate import gated_router
@@ -46,16 +46,7 @@ def confirm(
     request: Request, token: str, session: Session = UNIT_OF_WORK, _: None = PUBLIC
 ) -> Response:
     inquiry = links.confirm(session, token)
-    prefer_language(request, inquiry.language)
-    audit.record(
-        session,
-        Actor.anonymous(client_address(request)),
-        "inquiry.email_confirmed",
-        object_type="inquiry",
-        object_id=inquiry.id,
-        incident_id=inquiry.incident_id,
-    )
-    return render(request, "subscription_done.html", {"done": "confirmed"})
+    return _done(request, session, inquiry, "inquiry.email_confirmed", "confirmed")
 
 
 @router.get("/subscriptions/unsubscribe/{token}")
@@ -81,13 +72,19 @@ def unsubscribe(
 ) -> Response:
     """The button's POST and RFC 8058's one-click POST alike; a repeat answers the same."""
     inquiry = links.unsubscribe(session, token)
+    return _done(request, session, inquiry, "inquiry.unsubscribed", "unsubscribed")
+
+
+def _done(request: Request, session: Session, inquiry: Inquiry, action: str, done: str) -> Response:
+    """After a link's change: its audit row (by whoever held the link) and the page that
+    says what was done, in the enquirer's language."""
     prefer_language(request, inquiry.language)
     audit.record(
         session,
         Actor.anonymous(client_address(request)),
-        "inquiry.unsubscribed",
+        action,
         object_type="inquiry",
         object_id=inquiry.id,
         incident_id=inquiry.incident_id,
     )
-    return render(request, "subscription_done.html", {"done": "unsubscribed"})
+    return render(request, "subscription_done.html", {"done": done})
